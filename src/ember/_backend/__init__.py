@@ -1,0 +1,72 @@
+"""The array layer: NumPy on the CPU, CuPy on the GPU (imported only when a GPU tensor is asked for)."""
+import numpy as np
+
+from .._device import CPU, device
+
+# type(array) -> array module; CuPy's entry is added when CuPy is first imported
+XP = {np.ndarray: np}
+_default_devices = []
+
+
+def xp_of(array):
+    return XP[type(array)]
+
+
+def device_of(array):
+    if type(array) is np.ndarray:
+        return CPU
+    return device("cuda", array.device.id)
+
+
+def cupy():
+    """Import CuPy on first use, with a clear error where it or a GPU is missing."""
+    try:
+        import cupy as cp
+    except ImportError:
+        raise RuntimeError(
+            "CUDA is not available: ember's GPU support needs CuPy (pip install 'ember[cuda]') and an NVIDIA GPU"
+        ) from None
+    try:
+        if cp.cuda.runtime.getDeviceCount() == 0:
+            raise RuntimeError
+    except Exception:
+        raise RuntimeError("CUDA is not available: CuPy is installed but found no NVIDIA GPU") from None
+    XP[cp.ndarray] = cp
+    return cp
+
+
+def module_for(dev):
+    """The array module for an ember device."""
+    if dev.type == "cpu":
+        return np
+    return cupy()
+
+
+def to_device(array, dev, non_blocking=False):
+    """Move an array to a device; the same array when it is already there."""
+    if dev.type == "cpu":
+        if type(array) is np.ndarray:
+            return array
+        return array.get()
+    cp = cupy()
+    idx = dev.index if dev.index is not None else cp.cuda.runtime.getDevice()
+    if type(array) is cp.ndarray and array.device.id == idx:
+        return array
+    with cp.cuda.Device(idx):
+        if type(array) is np.ndarray:
+            out = cp.empty(array.shape, array.dtype)
+            out.set(array) if array.flags.c_contiguous else out.set(np.ascontiguousarray(array))
+            return out
+        return cp.asarray(array)
+
+
+def default_device():
+    return _default_devices[-1] if _default_devices else CPU
+
+
+def push_default_device(dev):
+    _default_devices.append(device(dev))
+
+
+def pop_default_device():
+    _default_devices.pop()

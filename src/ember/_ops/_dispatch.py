@@ -1,0 +1,108 @@
+"""The one dispatch point every op goes through: forward on backend arrays, then (only when needed) the graph.
+
+An op is an `Op` record: a forward over arrays and a backward over Tensors. A tracer or profiler observes
+every op here.
+"""
+import numpy as np
+
+from .._backend import XP
+from ..autograd.grad_mode import GRAD
+from ..autograd.graph import record
+
+__all__ = ["Op", "dispatch", "dispatch1", "dispatch2", "wrap"]
+
+SAVE_NONE, SAVE_INPUTS, SAVE_OUTPUT, SAVE_BOTH = 0, 1, 2, 3
+
+
+class Op:
+    """An op record.
+
+    fwd(*arrays, *attrs) -> array (or tuple of arrays when nout > 1; with `extra`, (result, extra) where extra
+    is anything the backward needs, kept on the node as ctx.extra).
+    bwd(ctx, g) -> one gradient per tensor input (a Tensor or None); None when the op is not differentiable.
+    ctx is the node: ctx.inputs, ctx.output(s), ctx.attrs, ctx.extra, ctx.shapes, ctx.needs_input_grad.
+    The engine sums gradients over broadcast dimensions and casts them to each input's dtype, so a backward
+    may return a gradient in the broadcast shape.
+    """
+    __slots__ = ("name", "fwd", "bwd", "save", "nout", "extra", "node_name")
+
+    def __init__(self, name, fwd, bwd=None, save=SAVE_NONE, nout=1, extra=False, node_name=None):
+        self.name = name
+        self.fwd = fwd
+        self.bwd = bwd
+        self.save = save
+        self.nout = nout
+        self.extra = extra
+        self.node_name = node_name or "".join(p.capitalize() for p in name.split("_")) + "Backward0"
+
+    def __repr__(self):
+        return f"Op({self.name})"
+
+
+def wrap(arr):
+    """A new Tensor around a backend array (NumPy scalars become 0-d arrays)."""
+    if arr.__class__ not in XP:
+        arr = np.asarray(arr)
+    return _make(arr)
+
+
+def dispatch(op, inputs, *attrs):
+    """Run `op` on a tuple of Tensors with extra non-tensor arguments."""
+    out = op.fwd(*[t._data for t in inputs], *attrs)
+    extra = None
+    if op.extra:
+        out, extra = out
+    if GRAD[0] and op.bwd is not None:
+        for t in inputs:
+            if t._requires_grad:
+                return record(op, inputs, attrs, _as_array(out, op.nout), extra, op.nout)
+    if op.nout == 1:
+        return wrap(out)
+    return tuple(wrap(o) for o in out)
+
+
+def dispatch1(op, x, *attrs):
+    """dispatch() for one tensor input: the common case, kept short."""
+    out = op.fwd(x._data, *attrs)
+    if op.extra:
+        out, extra = out
+    else:
+        extra = None
+    if x._requires_grad and GRAD[0] and op.bwd is not None:
+        return record(op, (x,), attrs, _as_array(out, op.nout), extra, op.nout)
+    if op.nout == 1:
+        if out.__class__ not in XP:
+            out = np.asarray(out)
+        return _make(out)
+    return tuple(wrap(o) for o in out)
+
+
+def dispatch2(op, a, b, *attrs):
+    """dispatch() for two tensor inputs."""
+    out = op.fwd(a._data, b._data, *attrs)
+    if op.extra:
+        out, extra = out
+    else:
+        extra = None
+    if (a._requires_grad or b._requires_grad) and GRAD[0] and op.bwd is not None:
+        return record(op, (a, b), attrs, _as_array(out, op.nout), extra, op.nout)
+    if op.nout == 1:
+        if out.__class__ not in XP:
+            out = np.asarray(out)
+        return _make(out)
+    return tuple(wrap(o) for o in out)
+
+
+def _as_array(out, nout):
+    if nout == 1:
+        return out if out.__class__ in XP else np.asarray(out)
+    return tuple(o if o.__class__ in XP else np.asarray(o) for o in out)
+
+
+def _make(arr):  # replaced by Tensor._make once the Tensor class exists
+    raise RuntimeError("ember._tensor was not imported")
+
+
+def _bind(make):
+    global _make
+    _make = make

@@ -1,0 +1,133 @@
+"""In-place variants and out= arguments, derived from the out-of-place ops.
+
+An in-place op computes the out-of-place result, writes it into the tensor's memory, bumps the version counter
+and moves the result's history onto the tensor (for a view, onto its base through CopySlices).
+"""
+from .._dtype import FROM_NP, _BOOL, _COMPLEX, _FLOAT, _INT
+from ..autograd.grad_mode import GRAD
+from ..autograd.graph import bump_version
+
+__all__ = ["inplace", "make_inplace", "write_out", "can_cast"]
+
+
+def can_cast(from_, to):
+    """torch.can_cast: no complex -> real, float -> integer or non-bool -> bool."""
+    fc, tc = from_._cat, to._cat
+    if fc == _COMPLEX and tc != _COMPLEX:
+        return False
+    if fc == _FLOAT and tc in (_INT, _BOOL):
+        return False
+    if fc != _BOOL and tc == _BOOL:
+        return False
+    return True
+
+
+def _check_cast(result, out, name):
+    rd, od = result._data.dtype, out._data.dtype
+    if rd != od and not can_cast(FROM_NP[rd], FROM_NP[od]):
+        raise RuntimeError(f"result type {_legacy(FROM_NP[rd])} can't be cast to the desired output type "
+                           f"{_legacy(FROM_NP[od])}")
+
+
+def _legacy(dt):
+    from .._tensor_str import SCALAR_NAMES
+    return SCALAR_NAMES[dt.name]
+
+
+def _any_requires_grad(args, kwargs):
+    from .._tensor import Tensor
+    for a in args:
+        if isinstance(a, Tensor) and a._requires_grad:
+            return True
+    for a in kwargs.values():
+        if isinstance(a, Tensor) and a._requires_grad:
+            return True
+    return False
+
+
+def _check_leaf(self, name):
+    if self._grad_fn is None and self._requires_grad:
+        if self._base is not None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    b = self._base
+    if b is not None and b._grad_fn is None and b._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def _snapshot(self):
+    """A copy of self's current values that keeps self's place in the graph (the op's input before it is
+    overwritten)."""
+    from .._tensor import Tensor
+    t = Tensor._make(self._data.copy())
+    t._requires_grad = self._requires_grad
+    t._grad_fn = self._grad_fn
+    t._output_nr = self._output_nr
+    t._accum = self._accum
+    return t
+
+
+def inplace(self, fn, args, kwargs, name):
+    """Run the out-of-place `fn(self, *args, **kwargs)` and make its result self's new value and history."""
+    if GRAD[0] and (self._requires_grad or _any_requires_grad(args, kwargs)):
+        _check_leaf(self, name)
+        result = fn(_snapshot(self), *args, **kwargs)
+        _check_cast(result, self, name)
+        if result._data.shape != self._data.shape:
+            _shape_error(self, result, name)
+        commit(self, result, name)
+        return self
+    result = fn(self, *args, **kwargs)
+    _check_cast(result, self, name)
+    d = self._data
+    if result._data.shape != d.shape:
+        _shape_error(self, result, name)
+    d[...] = result._data
+    bump_version(self, name)
+    return self
+
+
+def _shape_error(self, result, name):
+    raise RuntimeError(f"output with shape [{', '.join(map(str, self.shape))}] doesn't match the broadcast shape "
+                       f"[{', '.join(map(str, result.shape))}]")
+
+
+def commit(self, result, name):
+    """Write result into self and give self result's history."""
+    self._data[...] = result._data
+    bump_version(self, name)
+    if not result._requires_grad:
+        return
+    base = self._base
+    if base is not None and (base._requires_grad or result._requires_grad):
+        from .._view_autograd import rebase_view
+        rebase_view(self, result)
+        return
+    self._grad_fn = result._grad_fn
+    self._output_nr = result._output_nr
+    self._requires_grad = True
+
+
+def make_inplace(fn, name):
+    """The in-place method `name` (e.g. 'add_') of the out-of-place function fn."""
+    def method(self, *args, **kwargs):
+        return inplace(self, fn, args, kwargs, name)
+    method.__name__ = name
+    method.__qualname__ = "Tensor." + name
+    method.__doc__ = f"Same as `torch.Tensor.{name}`."
+    return method
+
+
+def write_out(result, out, name):
+    """Implements out=: copies result into out (resizing an out of the wrong shape, as torch does)."""
+    if out._requires_grad and GRAD[0]:
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                           f"but one of the arguments requires grad.")
+    _check_cast(result, out, name)
+    if out._data.shape != result._data.shape:
+        out._data = result._data.astype(out._data.dtype, copy=True)
+    else:
+        out._data[...] = result._data
+    bump_version(out, name)
+    return out

@@ -1,0 +1,2 @@
+"""comparison ops."""
+__all__ = []

@@ -1,0 +1,623 @@
+"""class Tensor: one backend array plus autograd fields; ops are bound onto it by the _ops modules."""
+import numpy as np
+
+from . import _dtype
+from ._backend import XP, device_of, module_for, to_device
+from ._device import CPU, device as _device_cls
+from ._dtype import FROM_NP, dtype as _dtype_cls, get_default_dtype
+from ._ops import _dispatch
+from ._ops._dispatch import SAVE_NONE, Op, dispatch1
+from .autograd import graph
+from .autograd.grad_mode import GRAD
+
+__all__ = ["Tensor", "Size", "is_tensor", "numel"]
+
+_new = object.__new__
+
+
+class Size(tuple):
+    """Same as `torch.Size`."""
+    __slots__ = ()
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __repr__(self):
+        return f"ember.Size([{', '.join(str(s) for s in self)}])"
+
+    def __getitem__(self, key):
+        r = tuple.__getitem__(self, key)
+        return Size(r) if isinstance(key, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+class _Extras:
+    """Rarely used per-tensor state, kept out of the hot slots."""
+    __slots__ = ("post_acc_hooks", "retains_grad", "name")
+
+    def __init__(self):
+        self.post_acc_hooks = None
+        self.retains_grad = False
+        self.name = None
+
+
+class Tensor:
+    """Same as `torch.Tensor`."""
+    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_base", "_vc", "_accum",
+                 "_view", "_ext", "__weakref__", "__dict__")
+    __array_priority__ = 1000  # so ndarray + Tensor defers to Tensor.__radd__
+
+    def __new__(cls, *args, device=None):
+        # the legacy constructor: Tensor(sequence) or Tensor(*sizes), always the default float dtype
+        from ._ops import creation
+        if len(args) == 1 and not isinstance(args[0], int):
+            t = creation.tensor(args[0], dtype=get_default_dtype(), device=device)
+        else:
+            t = creation.empty(*args, device=device)
+        if cls is Tensor:
+            return t
+        return t.as_subclass(cls)
+
+    @staticmethod
+    def _make(arr):
+        t = _new(Tensor)
+        t._data = arr
+        t._requires_grad = False
+        t._grad_fn = None
+        t._output_nr = 0
+        t._grad = None
+        t._base = None
+        t._vc = None
+        t._accum = None
+        t._view = None
+        t._ext = None
+        return t
+
+    def as_subclass(self, cls):
+        t = _new(cls)
+        for s in Tensor.__slots__[:-2]:
+            setattr(t, s, getattr(self, s))
+        return t
+
+    # ----- metadata -----
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def dtype(self):
+        return FROM_NP[self._data.dtype]
+
+    @property
+    def device(self):
+        return CPU if self._data.__class__ is np.ndarray else device_of(self._data)
+
+    @property
+    def is_cuda(self):
+        return self._data.__class__ is not np.ndarray
+
+    @property
+    def is_cpu(self):
+        return self._data.__class__ is np.ndarray
+
+    def get_device(self):
+        return -1 if self._data.__class__ is np.ndarray else self._data.device.id
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def dim(self):
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self):
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self):
+        return self._data.itemsize
+
+    @property
+    def itemsize(self):
+        return self._data.itemsize
+
+    @property
+    def nbytes(self):
+        return self._data.nbytes
+
+    def is_floating_point(self):
+        return self._data.dtype.kind == "f" or self._data.dtype.kind == "V"
+
+    def is_complex(self):
+        return self._data.dtype.kind == "c"
+
+    def is_contiguous(self, memory_format=None):
+        return self._data.flags.c_contiguous
+
+    def stride(self, dim=None):
+        isz = self._data.itemsize
+        st = tuple(s // isz for s in self._data.strides)
+        if self._data.size <= 1 or not st:  # torch reports contiguous strides for these
+            st = _contiguous_strides(self._data.shape)
+        return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
+
+    def storage_offset(self):
+        if self._base is None:
+            return 0
+        return (_address(self._data) - _address(self._base._data)) // self._data.itemsize
+
+    def data_ptr(self):
+        return _address(self._data)
+
+    @property
+    def _version(self):
+        c = self._vc
+        return 0 if c is None else c.v
+
+    def is_shared(self):
+        return False
+
+    def is_inference(self):
+        return False
+
+    @property
+    def is_sparse(self):
+        return False
+
+    @property
+    def layout(self):
+        import ember
+        return ember.strided
+
+    # ----- autograd fields -----
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+            return self
+        if requires_grad and self._data.dtype.kind not in "fcV":
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self):
+        return self._grad_fn is None
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value.device != self.device:
+                raise RuntimeError("assigned grad has data located on a different device")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def name(self):
+        return None if self._ext is None else self._ext.name
+
+    @property
+    def retains_grad(self):
+        return self._ext is not None and self._ext.retains_grad
+
+    def _extras(self):
+        if self._ext is None:
+            self._ext = _Extras()
+        return self._ext
+
+    @property
+    def data(self):
+        t = Tensor._make(self._data)
+        return t
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+        self._data = value._data
+
+    def detach(self):
+        """Same as `torch.Tensor.detach`: shares memory and the version counter."""
+        t = Tensor._make(self._data)
+        t._vc = self._vc or graph.counter(self)
+        t._base = self._base if self._base is not None else self
+        return t
+
+    def detach_(self):
+        if self._base is not None and self._base._requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Same as `torch.Tensor.backward`."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def register_hook(self, hook):
+        """Same as `torch.Tensor.register_hook`: hook(grad) may return a replacement gradient."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        node = self._grad_fn or graph.grad_accumulator(self)
+        return node._register_tensor_hook(self._output_nr, hook)
+
+    def retain_grad(self):
+        """Same as `torch.Tensor.retain_grad`."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is None or self.retains_grad:
+            return
+        ext = self._extras()
+        ext.retains_grad = True
+        import weakref
+        ref = weakref.ref(self)
+
+        def retain(g):
+            t = ref()
+            if t is not None and t._ext is not None and t._ext.retains_grad:
+                gd = g.detach()
+                t._grad = gd.clone() if t._grad is None else t._grad + gd
+            return None
+        self._grad_fn._register_tensor_hook(self._output_nr, retain)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Same as `torch.Tensor.register_post_accumulate_grad_hook`: hook(tensor) after .grad is updated."""
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        ext = self._extras()
+        if ext.post_acc_hooks is None:
+            ext.post_acc_hooks = []
+        ext.post_acc_hooks.append(hook)
+        return graph._Handle(ext.post_acc_hooks, hook)
+
+    # ----- conversion -----
+    def item(self):
+        d = self._data
+        if d.size != 1:
+            raise RuntimeError(f"a Tensor with {d.size} elements cannot be converted to Scalar")
+        if d.__class__ is not np.ndarray:
+            d = d.get()
+        v = d.reshape(()).item() if d.dtype.kind != "V" else float(d.reshape(()))
+        return v
+
+    def tolist(self):
+        d = self._data
+        if d.__class__ is not np.ndarray:
+            d = d.get()
+        if d.dtype.kind == "V":
+            d = d.astype(np.float32)
+        return d.tolist()
+
+    def numpy(self, *, force=False):
+        """Same as `torch.Tensor.numpy`: shares memory with the tensor."""
+        if not force:
+            if self._requires_grad:
+                raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                                   "instead.")
+            if self._data.__class__ is not np.ndarray:
+                raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
+                                "tensor to host memory first.")
+            return self._data
+        d = self._data
+        return d if d.__class__ is np.ndarray else d.get()
+
+    def __array__(self, dtype=None, copy=None):
+        d = self._data if self._data.__class__ is np.ndarray else self._data.get()
+        if dtype is not None and d.dtype != dtype:
+            return d.astype(dtype)
+        return d.copy() if copy else d
+
+    def __dlpack__(self, *args, **kwargs):
+        if self._requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        return self._data.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
+
+    def to(self, *args, **kwargs):
+        """Same as `torch.Tensor.to`: (dtype), (device, dtype), (other) and non_blocking/copy."""
+        dev, dt, non_blocking, copy = _parse_to(self, args, kwargs)
+        return _to(self, dev, dt, non_blocking, copy)
+
+    def type(self, dtype=None, non_blocking=False):
+        if dtype is None:
+            from ._tensor_str import legacy_type_name
+            return legacy_type_name(self)
+        if isinstance(dtype, str):
+            dtype = _LEGACY_TYPES[dtype.rsplit(".", 1)[-1]]
+        return self.to(dtype)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    def float(self):
+        return _to(self, None, _dtype.float32)
+
+    def double(self):
+        return _to(self, None, _dtype.float64)
+
+    def half(self):
+        return _to(self, None, _dtype.float16)
+
+    def bfloat16(self):
+        return _to(self, None, _dtype.bfloat16)
+
+    def int(self):
+        return _to(self, None, _dtype.int32)
+
+    def long(self):
+        return _to(self, None, _dtype.int64)
+
+    def short(self):
+        return _to(self, None, _dtype.int16)
+
+    def char(self):
+        return _to(self, None, _dtype.int8)
+
+    def byte(self):
+        return _to(self, None, _dtype.uint8)
+
+    def bool(self):
+        return _to(self, None, _dtype.bool)
+
+    def cfloat(self):
+        return _to(self, None, _dtype.complex64)
+
+    def cdouble(self):
+        return _to(self, None, _dtype.complex128)
+
+    def cpu(self, memory_format=None):
+        return _to(self, CPU, None)
+
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        if device is None:
+            device = "cuda"
+        elif isinstance(device, int):
+            device = f"cuda:{device}"
+        return _to(self, _device_cls(device), None, non_blocking)
+
+    def clone(self, *, memory_format=None):
+        """Same as `torch.Tensor.clone`."""
+        return dispatch1(_CLONE, self)
+
+    def contiguous(self, memory_format=None):
+        if self._data.flags.c_contiguous:
+            return self
+        return dispatch1(_CLONE, self)
+
+    # ----- Python protocol -----
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(_scalar(self))
+
+    def __int__(self):
+        return int(_scalar(self).real) if self._data.dtype.kind == "c" else int(_scalar(self))
+
+    def __complex__(self):
+        return complex(_scalar(self))
+
+    def __index__(self):
+        if self._data.dtype.kind not in "biu" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._data.reshape(()))
+
+    def __hash__(self):
+        return id(self)
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._tensor_str import tensor_repr
+        return tensor_repr(self)
+
+    def __reduce_ex__(self, protocol):
+        # pickled by value; ember.multiprocessing and ember.save replace this with their own reducers
+        d = self._data if self._data.__class__ is np.ndarray else self._data.get()
+        return (_rebuild, (type(self), np.array(d), str(self.device), self._requires_grad, self._grad))
+
+    def __deepcopy__(self, memo):
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+                               "because of a torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        if id(self) in memo:
+            return memo[id(self)]
+        t = Tensor._make(self._data.copy())
+        t = t if type(self) is Tensor else t.as_subclass(type(self))
+        t._requires_grad = self._requires_grad
+        if self._grad is not None:
+            import copy
+            t._grad = copy.deepcopy(self._grad, memo)
+        if type(self) is not Tensor:
+            t.__dict__.update(copy_dict(self.__dict__, memo))
+        memo[id(self)] = t
+        return t
+
+
+def copy_dict(d, memo):
+    import copy
+    return {k: copy.deepcopy(v, memo) for k, v in d.items()}
+
+
+def _rebuild(cls, arr, dev, requires_grad, grad):
+    t = Tensor._make(to_device(arr, _device_cls(dev)) if dev != "cpu" else arr)
+    if cls is not Tensor:
+        t = t.as_subclass(cls)
+    t._requires_grad = requires_grad
+    t._grad = grad
+    return t
+
+
+def _scalar(t):
+    d = t._data
+    if d.size != 1:
+        raise RuntimeError(f"a Tensor with {d.size} elements cannot be converted to Scalar")
+    return t.item()
+
+
+def _address(arr):
+    if arr.__class__ is np.ndarray:
+        return arr.__array_interface__["data"][0]
+    return arr.data.ptr
+
+
+def _contiguous_strides(shape):
+    st = []
+    acc = 1
+    for s in reversed(shape):
+        st.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(st))
+
+
+def _wrap_dim(dim, ndim):
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim % n
+
+
+_LEGACY_TYPES = {
+    "FloatTensor": _dtype.float32, "DoubleTensor": _dtype.float64, "HalfTensor": _dtype.float16,
+    "BFloat16Tensor": _dtype.bfloat16, "ByteTensor": _dtype.uint8, "CharTensor": _dtype.int8,
+    "ShortTensor": _dtype.int16, "IntTensor": _dtype.int32, "LongTensor": _dtype.int64, "BoolTensor": _dtype.bool,
+    "ComplexFloatTensor": _dtype.complex64, "ComplexDoubleTensor": _dtype.complex128,
+}
+
+
+def _parse_to(t, args, kwargs):
+    dev = dt = None
+    non_blocking = kwargs.pop("non_blocking", False)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("memory_format", None)
+    for a in list(args) + [kwargs.pop("device", None), kwargs.pop("dtype", None), kwargs.pop("other", None)]:
+        if a is None:
+            continue
+        if isinstance(a, Tensor):
+            dev, dt = a.device, a.dtype
+        elif isinstance(a, _dtype_cls):
+            dt = a
+        elif isinstance(a, (str, _device_cls, int)) and not isinstance(a, bool):
+            dev = _device_cls(a)
+        elif isinstance(a, bool):
+            non_blocking = a
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments: got {a!r}")
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    return dev, dt, non_blocking, copy
+
+
+def _to_fwd(x, np_dtype, dev, non_blocking):
+    if dev is not None:
+        x = to_device(x, dev, non_blocking)
+    if np_dtype is not None and x.dtype != np_dtype:
+        x = x.astype(np_dtype)
+    return x
+
+
+def _to_bwd(ctx, g):
+    src = ctx.attrs[2]
+    return g.to(src) if src is not None else g
+
+
+_TO = Op("_to_copy", lambda x, np_dtype, dev, nb, src: _to_fwd(x, np_dtype, dev, nb), _to_bwd,
+         node_name="ToCopyBackward0")
+_CLONE = Op("clone", lambda x: x.copy(), lambda ctx, g: g)
+
+
+def _to(t, dev, dt, non_blocking=False, copy=False):
+    d = t._data
+    if dev is not None and dev.type == "cuda" and dev.index is None:
+        dev = _device_cls("cuda", 0) if d.__class__ is np.ndarray else _device_cls("cuda", d.device.id)
+    same_dev = dev is None or dev == t.device
+    same_dt = dt is None or dt.np == d.dtype
+    if same_dev and same_dt:
+        return t.clone() if copy else t
+    if dev is not None and dev.type == "cuda":
+        module_for(dev)
+    src = None if same_dev else t.device
+    return dispatch1(_TO, t, None if same_dt else dt.np, None if same_dev else dev, non_blocking, src)
+
+
+def is_tensor(obj):
+    """Same as `torch.is_tensor`."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    """Same as `torch.numel`."""
+    return input._data.size
+
+
+_dispatch._bind(Tensor._make)

@@ -1,0 +1,196 @@
+"""The backward engine: runs graph nodes in dependency order (iteratively, never by recursion)."""
+from .grad_mode import GRAD
+from .graph import _ANOMALY, AccumulateGrad, grad_accumulator
+
+__all__ = ["run_backward"]
+
+
+def _root_edge(t):
+    if t._grad_fn is not None:
+        return t._grad_fn, t._output_nr
+    return grad_accumulator(t), 0
+
+
+def _dependencies(roots):
+    """Number of graph edges pointing at each node reachable from the roots."""
+    deps = {}
+    seen = set(roots)
+    stack = list(seen)
+    while stack:
+        node = stack.pop()
+        for fn, _ in node.next_functions:
+            if fn is not None:
+                deps[fn] = deps.get(fn, 0) + 1
+                if fn not in seen:
+                    seen.add(fn)
+                    stack.append(fn)
+    return deps
+
+
+def _to_run(roots, targets):
+    """Nodes that lead to some target: only they need to run when gradients for chosen inputs are asked for."""
+    reach = {}  # node -> whether a target is reachable from it (itself included)
+    run = set()
+    stack = [(r, False) for r in set(roots)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            leads = any(fn is not None and reach.get(fn) for fn, _ in node.next_functions)
+            reach[node] = leads or node in targets
+            if leads:
+                run.add(node)
+            continue
+        if node in reach:
+            continue
+        reach[node] = False
+        stack.append((node, True))
+        for fn, _ in node.next_functions:
+            if fn is not None and fn not in reach:
+                stack.append((fn, False))
+    return run
+
+
+def _validate(node, grads):
+    """Sum broadcast gradients down to each input's shape and cast to its dtype, as torch's engine does."""
+    out = list(grads)
+    meta = node._meta
+    for i, g in enumerate(out):
+        if g is None:
+            continue
+        shape, dt = meta[i]
+        d = g._data
+        if d.shape != shape:
+            g = _sum_to(g, shape, node, i)
+        if g._data.dtype != dt:
+            if dt.kind != "c" and g._data.dtype.kind == "c":
+                g = g.real
+            g = g.to(_from_np(dt))
+        out[i] = g
+    return out
+
+
+def _from_np(dt):
+    from .._dtype import FROM_NP
+    return FROM_NP[dt]
+
+
+def _sum_to(g, shape, node, i):
+    gs = g._data.shape
+    lead = len(gs) - len(shape)
+    if lead < 0 or any(s != 1 and s != gs[lead + k] for k, s in enumerate(shape)):
+        raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                           f"[{', '.join(map(str, gs))}] but expected shape compatible with "
+                           f"[{', '.join(map(str, shape))}]")
+    dims = tuple(range(lead)) + tuple(lead + k for k, s in enumerate(shape) if s == 1 and gs[lead + k] != 1)
+    if dims:
+        g = g.sum(dims, keepdim=True)
+    if lead:
+        g = g.reshape(shape)
+    return g
+
+
+def _call_tensor_hooks(node, grads):
+    for nr, hook in list(node._tensor_hooks):
+        g = grads[nr]
+        if g is None:
+            continue
+        r = hook(g)
+        if r is not None:
+            grads[nr] = r
+
+
+def _check_nan(node, grads):
+    for i, g in enumerate(grads):
+        if g is not None and g._data.dtype.kind in "fc":
+            xp = g._data
+            if (xp != xp).any():
+                msg = f"Function '{node.name()}' returned nan values in its {i}th output."
+                trace = getattr(node, "_trace", None)
+                if trace:
+                    msg += "\nTraceback of forward call that caused the error:\n" + "".join(trace)
+                raise RuntimeError(msg)
+
+
+def run_backward(tensors, grads, retain_graph, create_graph, inputs=None, accumulate=True, allow_unused=True):
+    """Backpropagate `grads` from `tensors`.
+
+    With accumulate=True, leaf gradients go into .grad (of `inputs` only, when given). With accumulate=False
+    (autograd.grad), the gradients reaching `inputs` are returned instead and no .grad is touched.
+    """
+    roots = []
+    buffers = {}
+    for t, g in zip(tensors, grads):
+        node, nr = _root_edge(t)
+        roots.append(node)
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * node.nout
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+    deps = _dependencies(roots)
+
+    capture = None   # node -> [(output slot, index in result)] for autograd.grad on non-leaf inputs
+    results = None
+    needed = None
+    if inputs is not None:
+        targets = {}
+        results = [None] * len(inputs)
+        capture = {}
+        for k, t in enumerate(inputs):
+            node, nr = _root_edge(t)
+            targets[node] = True
+            capture.setdefault(node, []).append((nr, k))
+        needed = _to_run(roots, targets)
+        if accumulate:  # backward(inputs=...) still accumulates into the chosen leaves
+            needed.update(n for n in targets if isinstance(n, AccumulateGrad))
+
+    prev = GRAD[0]
+    GRAD[0] = bool(create_graph)
+    try:
+        ready = [n for n in dict.fromkeys(roots) if deps.get(n, 0) == 0]
+        while ready:
+            node = ready.pop()
+            gbuf = buffers.pop(node, None) or [None] * node.nout
+            if node._tensor_hooks:
+                _call_tensor_hooks(node, gbuf)
+            run = needed is None or node in needed
+            if capture is not None and node in capture:
+                for nr, k in capture[node]:
+                    results[k] = gbuf[nr]
+            if run and node._pre_hooks:
+                for hook in list(node._pre_hooks):
+                    r = hook(tuple(gbuf))
+                    if r is not None:
+                        gbuf = list(r)
+            if run and any(g is not None for g in gbuf):
+                out = node.apply(gbuf)
+                if node.next_functions:
+                    out = _validate(node, out)
+                if _ANOMALY[0]:
+                    _check_nan(node, out)
+                if node._hooks:
+                    for hook in list(node._hooks):
+                        r = hook(tuple(out), tuple(gbuf))
+                        if r is not None:
+                            out = list(r)
+            else:
+                out = ()
+            if not retain_graph:
+                node.release()
+            nf = node.next_functions
+            for i, (fn, nr) in enumerate(nf):
+                if fn is None:
+                    continue
+                g = out[i] if i < len(out) else None
+                if g is not None:
+                    buf = buffers.get(fn)
+                    if buf is None:
+                        buf = buffers[fn] = [None] * fn.nout
+                    cur = buf[nr]
+                    buf[nr] = g if cur is None else cur + g
+                d = deps[fn] - 1
+                deps[fn] = d
+                if d == 0:
+                    ready.append(fn)
+    finally:
+        GRAD[0] = prev
+    return results
