@@ -269,32 +269,35 @@ def grad_accumulator(t):
     return acc
 
 
+_new = object.__new__
+
+
+def _edge(t):
+    if not t._requires_grad:
+        return (None, 0)
+    fn = t._grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    return (t._accum or grad_accumulator(t), 0)
+
+
 def record(op, inputs, attrs, out, extra, nout):
     """Build the grad_fn for an op whose inputs require grad; returns the output tensor(s)."""
-    from .._tensor import Tensor
-    node = OpNode.__new__(OpNode)
+    node = _new(OpNode)
     node.op = op
     node.attrs = attrs
     node.extra = extra
     node.nout = nout
     node._pre_hooks = node._hooks = node._tensor_hooks = None
-    nf = []
-    meta = []
-    for t in inputs:
-        if t._requires_grad:
-            fn = t._grad_fn
-            nf.append((fn, t._output_nr) if fn is not None else (t._accum or grad_accumulator(t), 0))
-        else:
-            nf.append((None, 0))
-        d = t._data
-        meta.append((d.shape, d.dtype))
-    node.next_functions = tuple(nf)
-    node._meta = meta
+    node.next_functions = tuple([_edge(t) for t in inputs])
+    node._meta = [(t._data.shape, t._data.dtype) for t in inputs]
     save = op.save
     if save & 1:
         vs = []
         for t in inputs:
-            c = t._vc or counter(t)
+            c = t._vc
+            if c is None:
+                c = t._vc = _Version()
             c.saved = True
             vs.append(c.v)
         node._saved = inputs
@@ -303,14 +306,14 @@ def record(op, inputs, attrs, out, extra, nout):
         node._saved = None
     node._trace = traceback.format_stack()[:-3] if _ANOMALY[0] else None
     if nout == 1:
-        y = Tensor._make(out)
-        if y._data.dtype.kind in "fcV":
+        y = _make(out)
+        if out.dtype.kind in "fcV":
             y._requires_grad = True
             y._grad_fn = node
         outs = (y,)
         result = y
     else:
-        outs = tuple(Tensor._make(o) for o in out)
+        outs = tuple([_make(o) for o in out])
         for i, y in enumerate(outs):
             if y._data.dtype.kind in "fcV":
                 y._requires_grad = True
@@ -327,3 +330,7 @@ def record(op, inputs, attrs, out, extra, nout):
     else:
         node._saved_out = None
     return result
+
+
+def _make(arr):  # replaced by Tensor._make when ember._tensor is imported
+    raise RuntimeError("ember._tensor was not imported")

@@ -1,0 +1,78 @@
+"""Autograd for in-place ops on views.
+
+NOTE [ In-place on a view ]
+When an in-place op writes into a view v of base b and a gradient is involved, b's values changed too, so b
+gets a new history: b_new = b_old with v's region replaced by the op's result r (the `CopySlices` node). Its
+backward sends g outside the region to b's old history and g inside the region to r's history (which itself
+leads back, through the op and the view, to b's old history). The view's own history becomes "the region of
+b_new" (`AsStridedBackward0`). This is torch's CopySlices scheme, written as two ordinary ops.
+"""
+import numpy as np
+
+from ._ops._dispatch import SAVE_NONE, Op
+from .autograd.graph import record
+
+__all__ = ["rebase_view"]
+
+
+def _positions(view_arr, base_arr):
+    """Flat (row-major) indices into base of every element of view, both NumPy arrays over one memory block."""
+    isz = base_arr.itemsize
+    base_addr = base_arr.__array_interface__["data"][0]
+
+    def storage_positions(arr):
+        pos = np.full((), (arr.__array_interface__["data"][0] - base_addr) // isz, dtype=np.int64)
+        for size, stride in zip(arr.shape, arr.strides):
+            pos = pos[..., None] + np.arange(size, dtype=np.int64) * (stride // isz)
+        return pos
+
+    base_pos = storage_positions(base_arr).reshape(-1)
+    view_pos = storage_positions(view_arr)
+    if base_arr.flags.c_contiguous:
+        return view_pos
+    inverse = np.empty(base_pos.max() + 1 if base_pos.size else 0, dtype=np.int64)
+    inverse[base_pos] = np.arange(base_pos.size)
+    return inverse[view_pos]
+
+
+def _flat_index(pos):
+    from ._tensor import Tensor
+    return Tensor._make(pos.reshape(-1))
+
+
+def _copy_slices_bwd(ctx, g):
+    pos, base_shape, view_shape = ctx.attrs
+    flat = g.reshape(-1)
+    gb = g
+    if ctx.needs_input_grad[0]:
+        mask = np.ones(int(np.prod(base_shape)), dtype=bool)
+        mask[pos.reshape(-1)] = False
+        from ._tensor import Tensor
+        gb = g * Tensor._make(mask.reshape(base_shape)).to(g.dtype)
+    gr = flat[_flat_index(pos)].reshape(view_shape) if ctx.needs_input_grad[1] else None
+    return (gb if ctx.needs_input_grad[0] else None, gr)
+
+
+def _region_bwd(ctx, g):
+    pos, base_shape, view_shape = ctx.attrs
+    from ._ops.creation import zeros
+    n = int(np.prod(base_shape))
+    return zeros(n, dtype=g.dtype, device=g.device).index_add(0, _flat_index(pos), g.reshape(-1)).reshape(base_shape)
+
+
+_COPY_SLICES = Op("copy_slices", None, _copy_slices_bwd, SAVE_NONE, node_name="CopySlices")
+_REGION = Op("as_strided", None, _region_bwd, SAVE_NONE, node_name="AsStridedBackward0")
+
+
+def rebase_view(view, result):
+    """view's memory already holds result's values; give its base and itself the histories described above."""
+    base = view._base
+    attrs = (_positions(view._data, base._data), base._data.shape, view._data.shape)
+    b_new = record(_COPY_SLICES, (base, result), attrs, base._data, None, 1)
+    base._grad_fn = b_new._grad_fn
+    base._output_nr = 0
+    base._requires_grad = True
+    v_new = record(_REGION, (base,), attrs, view._data, None, 1)
+    view._grad_fn = v_new._grad_fn
+    view._output_nr = 0
+    view._requires_grad = True
