@@ -109,10 +109,35 @@ def commit(self, result, name):
     self._requires_grad = True
 
 
-def make_inplace(fn, name):
-    """The in-place method `name` (e.g. 'add_') of the out-of-place function fn."""
-    def method(self, *args, **kwargs):
-        return inplace(self, fn, args, kwargs, name)
+def make_inplace(fn, name, ufunc=None):
+    """The in-place method `name` (e.g. 'add_') of the out-of-place function fn.
+
+    With a NumPy ufunc of two operands, the common case (a float tensor and a same-dtype tensor or a Python number,
+    nothing requiring grad) runs as ufunc(self, other, out=self): no temporary, no copy.
+    """
+    if ufunc is None:
+        def method(self, *args, **kwargs):
+            return inplace(self, fn, args, kwargs, name)
+    else:
+        from .._tensor import Tensor
+        number = (int, float)
+
+        def method(self, *args, **kwargs):
+            if len(args) == 1 and not kwargs and not self._requires_grad:
+                d = self._data
+                o = args[0]
+                if d.dtype.kind in "fc":
+                    if o.__class__ is Tensor and not o._requires_grad and o._data.dtype == d.dtype:
+                        o = o._data
+                    elif o.__class__ not in number:
+                        return inplace(self, fn, args, kwargs, name)
+                    try:
+                        ufunc(d, o, out=d)
+                    except ValueError:  # not broadcastable into self: the generic path words the error
+                        return inplace(self, fn, args, kwargs, name)
+                    bump_version(self, name)
+                    return self
+            return inplace(self, fn, args, kwargs, name)
     method.__name__ = name
     method.__qualname__ = "Tensor." + name
     method.__doc__ = f"Same as `torch.Tensor.{name}`."

@@ -5,6 +5,15 @@ from .graph import _ANOMALY, AccumulateGrad, grad_accumulator
 __all__ = ["run_backward"]
 
 
+def _alias(g):
+    a = g.detach() if g._requires_grad and not GRAD[0] else g
+    if a is g:
+        from .._tensor import Tensor
+        a = Tensor._make(g._data)
+        a._requires_grad, a._grad_fn, a._output_nr = g._requires_grad, g._grad_fn, g._output_nr
+    return a
+
+
 def _root_edge(t):
     if t._grad_fn is not None:
         return t._grad_fn, t._output_nr
@@ -119,6 +128,8 @@ def run_backward(tensors, grads, retain_graph, create_graph, inputs=None, accumu
     """
     roots = []
     buffers = {}
+    # roots' gradients are the caller's tensors: wrap them so that their arrays never pass as unshared
+    grads = [g if g is None else _alias(g) for g in grads]
     for t, g in zip(tensors, grads):
         node, nr = _root_edge(t)
         roots.append(node)

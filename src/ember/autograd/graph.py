@@ -238,9 +238,7 @@ class AccumulateGrad(Node):
             if GRAD[0]:
                 t._grad = g
             else:
-                t._grad = g.detach() if g._requires_grad else g
-                if g._base is not None or not _owns(g):
-                    t._grad = g.clone()
+                t._grad = _make(g._data) if _owns(g._data) else _make(g._data.copy())
         elif GRAD[0] or old._requires_grad:
             t._grad = old + g
         else:
@@ -256,10 +254,12 @@ class AccumulateGrad(Node):
         return ()
 
 
-def _owns(g):
-    # g may become a leaf's .grad without a copy only when nothing else can see it:
-    # references are the engine's buffer, its local and getrefcount's argument.
-    return sys.getrefcount(g) <= 4 and sys.getrefcount(g._data) <= 2
+def _owns(arr):
+    # NOTE [ Stealing gradients ]
+    # An incoming gradient becomes .grad without a copy only when its array owns its memory (not a view, e.g. of
+    # an expand) and no other Tensor holds it (a user's gradient, another leaf's .grad, the same gradient routed
+    # to two leaves by add). References here: the holding Tensor's slot, the caller's argument and getrefcount's.
+    return arr.base is None and sys.getrefcount(arr) <= 3
 
 
 def grad_accumulator(t):

@@ -1,0 +1,35 @@
+"""Autograd benchmarks: graph recording and backward on chains of small ops."""
+import numpy as np
+
+from bench.runner import bench
+
+_SMALL = np.random.default_rng(0).standard_normal(16).astype(np.float32)
+
+
+@bench("autograd")
+def chain_100_small_ops_fwd_bwd(lib):
+    x = lib.tensor(_SMALL, requires_grad=True)
+
+    def step():
+        y = x
+        for _ in range(25):
+            y = (y * 1.01 + 0.1).tanh() - y * 0.5
+        y.sum().backward()
+        x.grad = None
+    return step
+
+
+@bench("autograd")
+def mlp_like_fwd_bwd_64x256(lib):
+    rng = np.random.default_rng(5)
+    x = lib.tensor(rng.standard_normal((64, 256)).astype(np.float32))
+    w1 = lib.tensor(rng.standard_normal((256, 256)).astype(np.float32) * 0.05, requires_grad=True)
+    w2 = lib.tensor(rng.standard_normal((256, 10)).astype(np.float32) * 0.05, requires_grad=True)
+
+    def step():
+        h = (x @ w1).tanh()
+        loss = (h @ w2).exp().mean()
+        loss.backward()
+        w1.grad = None
+        w2.grad = None
+    return step

@@ -1,0 +1,115 @@
+"""Side-by-side timing of ember and PyTorch: the same benchmark code runs against both libraries.
+
+A benchmark is a function `bench(lib) -> callable`: it builds its inputs with `lib` (ember or torch, whose APIs are
+the same) and returns the zero-argument callable to time. Times are medians over repeated runs, warm-up excluded,
+with both libraries on the same number of threads.
+"""
+import argparse
+import importlib
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+BENCHES = {}
+
+
+def bench(group):
+    """Register a benchmark function under a group name."""
+    def register(fn):
+        BENCHES[f"{group}/{fn.__name__}"] = fn
+        return fn
+    return register
+
+
+def _time(fn, min_time=0.2, repeats=7):
+    """Median seconds per call: calls are batched so that each timed batch lasts about min_time / repeats."""
+    for _ in range(3):
+        fn()
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        dt = time.perf_counter() - t0
+        if dt > min_time / repeats or n > 1_000_000:
+            break
+        n *= 4
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        samples.append((time.perf_counter() - t0) / n)
+    return statistics.median(samples)
+
+
+def _libraries(threads):
+    import ember
+    libs = {"ember": ember}
+    try:
+        import torch
+        libs["torch"] = torch
+    except ImportError:
+        print("(PyTorch is not installed: ember's times only)", file=sys.stderr)
+    for lib in libs.values():
+        lib.set_num_threads(threads)
+    return libs
+
+
+def machine():
+    import numpy
+    info = {"python": platform.python_version(), "numpy": numpy.__version__, "machine": platform.machine(),
+            "processor": platform.processor(), "cpus": os.cpu_count()}
+    try:
+        import torch
+        info["torch"] = torch.__version__
+    except ImportError:
+        pass
+    import ember
+    info["ember"] = ember.__version__
+    return info
+
+
+def run(pattern="", threads=1, min_time=0.2, json_path=None):
+    for mod in ("ops", "autograd"):
+        importlib.import_module(f"bench.bench_{mod}")
+    libs = _libraries(threads)
+    rows = []
+    print(f"{'benchmark':44s} | {'torch ms':>10s} | {'ember ms':>10s} | {'ratio':>6s}")
+    print("-" * 80)
+    for name, fn in BENCHES.items():
+        if pattern not in name:
+            continue
+        times = {}
+        try:
+            for lib_name, lib in libs.items():
+                times[lib_name] = _time(fn(lib), min_time)
+        except Exception as e:  # a missing op in one library should not stop the table
+            print(f"{name:44s} | failed: {type(e).__name__}: {e}", flush=True)
+            continue
+        t, e = times.get("torch"), times["ember"]
+        ratio = e / t if t else float("nan")
+        rows.append({"name": name, "torch_ms": t and t * 1e3, "ember_ms": e * 1e3, "ratio": ratio})
+        tstr = f"{t * 1e3:10.4f}" if t else f"{'-':>10s}"
+        print(f"{name:44s} | {tstr} | {e * 1e3:10.4f} | {ratio:6.2f}", flush=True)
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump({"machine": machine(), "threads": threads, "results": rows}, f, indent=2)
+    return rows
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description="ember vs PyTorch, side by side (ratio = ember / torch; < 1 is faster)")
+    p.add_argument("pattern", nargs="?", default="", help="run only benchmarks whose name contains this")
+    p.add_argument("--threads", type=int, default=1, help="threads for both libraries (default 1)")
+    p.add_argument("--min-time", type=float, default=0.2, help="seconds spent timing each benchmark per library")
+    p.add_argument("--json", help="also write the results, versions and machine to this JSON file")
+    args = p.parse_args(argv)
+    run(args.pattern, args.threads, args.min_time, args.json)
+
+
+if __name__ == "__main__":
+    main()
