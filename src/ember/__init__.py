@@ -22,6 +22,8 @@ from . import autograd
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                                  set_grad_enabled)
 
+from ._backend import default_device as get_default_device, set_default_device
+
 strided = "strided"
 FloatTensor = DoubleTensor = LongTensor = None  # replaced below by dtype-checking classes
 

@@ -70,3 +70,10 @@ def push_default_device(dev):
 
 def pop_default_device():
     _default_devices.pop()
+
+
+def set_default_device(dev):
+    """Same as `torch.set_default_device`: where factory functions put tensors when no device is given."""
+    _default_devices.clear()
+    if dev is not None:
+        _default_devices.append(device(dev))
