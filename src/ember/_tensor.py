@@ -51,8 +51,7 @@ class _Extras:
 
 class Tensor:
     """Same as `torch.Tensor`."""
-    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_base", "_vc", "_accum",
-                 "_view", "_ext", "__weakref__", "__dict__")
+    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_base", "_vc", "_accum", "_ext", "__weakref__", "__dict__")
     __array_priority__ = 1000  # so ndarray + Tensor defers to Tensor.__radd__
 
     def __new__(cls, *args, device=None):
@@ -77,7 +76,6 @@ class Tensor:
         t._base = None
         t._vc = None
         t._accum = None
-        t._view = None
         t._ext = None
         return t
 
