@@ -54,6 +54,23 @@ ByteTensor = _legacy_type(uint8)
 BoolTensor = _legacy_type(bool)
 
 
+def is_floating_point(input):
+    """Same as `torch.is_floating_point`."""
+    return input.is_floating_point()
+
+
+def is_complex(input):
+    """Same as `torch.is_complex`."""
+    return input.is_complex()
+
+
+def is_nonzero(input):
+    """Same as `torch.is_nonzero`."""
+    if input.numel() != 1:
+        raise RuntimeError(f"Boolean value of Tensor with {'no values' if input.numel() == 0 else 'more than one value'} is ambiguous")
+    return input.item() != 0
+
+
 def set_num_threads(n):
     """Same as `torch.set_num_threads`: the BLAS thread pool size (through threadpoolctl)."""
     from ._threads import set_num_threads as _set
