@@ -475,7 +475,7 @@ class Tensor:
 
     def __repr__(self, *, tensor_contents=None):
         from ._tensor_str import tensor_repr
-        return tensor_repr(self)
+        return tensor_repr(self, tensor_contents=tensor_contents)
 
     def __reduce_ex__(self, protocol):
         # pickled by value; ember.multiprocessing and ember.save replace this with their own reducers

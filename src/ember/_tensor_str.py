@@ -11,9 +11,10 @@ import math
 
 import numpy as np
 
-from ._dtype import FROM_NP, get_default_dtype, default_complex, int64, bool as _bool
+from ._dtype import FROM_NP, default_complex, get_default_dtype, int64
+from ._dtype import bool as _bool
 
-__all__ = ["tensor_repr", "legacy_type_name", "set_printoptions", "get_printoptions", "printoptions"]
+__all__ = ["get_printoptions", "legacy_type_name", "printoptions", "set_printoptions", "tensor_repr"]
 
 SCALAR_NAMES = {
     "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
@@ -29,7 +30,7 @@ def legacy_type_name(t):
 
 
 class _PrintOptions:
-    __slots__ = ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")
+    __slots__ = ("edgeitems", "linewidth", "precision", "sci_mode", "threshold")
 
     def __init__(self):
         self.precision = 4
@@ -80,7 +81,7 @@ class printoptions:
 
 class _Formatter:
     """Chooses int/fixed/scientific mode and the column width from a tensor's values (see NOTE above)."""
-    __slots__ = ("floating", "int_mode", "sci_mode", "max_width")
+    __slots__ = ("floating", "int_mode", "max_width", "sci_mode")
 
     def __init__(self, arr, floating):
         self.floating = floating
@@ -107,11 +108,11 @@ class _Formatter:
         # the widest value decides the column width; checking the extremes and signs is not enough for
         # fixed point (rounding may add a digit), so every value is formatted, as torch does
         if self.sci_mode:
-            fmt, extra = "{:.%de}" % p, 0
+            fmt, extra = f"{{:.{p}e}}", 0
         elif self.int_mode:
             fmt, extra = "{:.0f}", 1
         else:
-            fmt, extra = "{:.%df}" % p, 0
+            fmt, extra = f"{{:.{p}f}}", 0
         width = max(len(fmt.format(v)) for v in vals.tolist()) + extra
         self.max_width = max(self.max_width, width)
 

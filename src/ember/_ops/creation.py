@@ -1,45 +1,66 @@
-"""Tensor creation: from data, filled, ranges."""
+"""Tensor creation: from data, filled, ranges, special matrices; Tensor.fill_/zero_ and the Tensor.new_* family."""
 import builtins
-import numbers
+import itertools
+import math
+import warnings
 
 import numpy as np
 
 from .. import _dtype
-from .._backend import default_device, module_for, to_device
-from .._device import device as _device
+from .._backend import XP, default_device, module_for, to_device
+from .._device import CPU, device as _device
 from .._dtype import FROM_NP, get_default_dtype
 from .._tensor import Tensor
+from ..autograd.grad_mode import GRAD
+from ..autograd.graph import bump_version
+from ._dispatch import Op, dispatch, dispatch1, dispatch2
+from ._inplace import _check_leaf, commit, write_out
 
-__all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty", "zeros_like",
-           "ones_like", "full_like", "empty_like", "arange"]
+__all__ = [
+    "arange",
+    "as_tensor",
+    "asarray",
+    "complex",
+    "empty",
+    "empty_like",
+    "empty_strided",
+    "eye",
+    "from_dlpack",
+    "from_numpy",
+    "frombuffer",
+    "full",
+    "full_like",
+    "heaviside",
+    "linspace",
+    "logspace",
+    "ones",
+    "ones_like",
+    "polar",
+    "range",
+    "scalar_tensor",
+    "tensor",
+    "tril_indices",
+    "triu_indices",
+    "zeros",
+    "zeros_like",
+]
+
+_PY_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
+_UNSUPPORTED_NP = ("can't convert np.ndarray of type {}. The only supported types are: float64, float32, float16, "
+                   "complex64, complex128, int64, int32, int16, int8, uint8, and bool.")
+_COPY_WARNING = ("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                 "sourceTensor.detach().clone().requires_grad_(True), rather than ember.tensor(sourceTensor).")
+# the C type names torch's checked scalar conversion reports ("value cannot be converted to type ...")
+_C_NAMES = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
+            "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+            "float64": "double", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
-def _infer_dtype(data):
-    """torch's dtype inference for nested Python data: bool < int (int64) < float (default) < complex."""
-    cat = -1
-    stack = [data]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, (list, tuple)):
-            stack.extend(x)
-        elif isinstance(x, Tensor):
-            return None
-        elif isinstance(x, np.ndarray):
-            return None
-        elif isinstance(x, (builtins.bool, np.bool_)):
-            cat = max(cat, 0)
-        elif isinstance(x, (builtins.int, np.integer)):
-            cat = max(cat, 1)
-        elif isinstance(x, (builtins.float, np.floating)):
-            cat = max(cat, 2)
-        elif isinstance(x, (builtins.complex, np.complexfloating)):
-            cat = max(cat, 3)
-        else:
-            raise TypeError(f"Could not infer dtype of {type(x).__name__}")
-    if cat == 3:
-        return _dtype.default_complex()
-    return (_dtype.bool, _dtype.int64, get_default_dtype(), get_default_dtype())[cat] if cat >= 0 else \
-        get_default_dtype()
+# ----- argument helpers -----
+
+def _check_dtype(dtype, fname):
+    if dtype is not None and dtype.__class__ is not _dtype.dtype:
+        raise TypeError(f"{fname}(): argument 'dtype' must be ember.dtype, not {type(dtype).__name__}")
 
 
 def _resolve_device(device):
@@ -48,74 +69,302 @@ def _resolve_device(device):
     return _device(device)
 
 
-def _from_data(data, dtype):
-    """A NumPy array from nested data, with torch's dtype inference."""
-    if isinstance(data, Tensor):
-        arr = data._data
-        if arr.__class__ is not np.ndarray:
-            arr = arr.get()
-        return arr.astype(dtype.np) if dtype is not None else arr.copy()
-    if isinstance(data, np.ndarray):
-        if dtype is None:
-            if data.dtype not in FROM_NP:
-                raise TypeError(f"can't convert np.ndarray of type {data.dtype}. The only supported types are: "
-                                f"float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
-                                f"uint8, and bool.")
-            return data.copy()
-        return data.astype(dtype.np)
-    if isinstance(data, (list, tuple)):
-        if any(isinstance(x, Tensor) for x in data):
-            data = [_from_data(x, None) if isinstance(x, Tensor) else x for x in data]
-    inferred = _infer_dtype(data) if dtype is None else dtype
-    if inferred is None:
-        arr = np.array(data)
-        return arr
+def _finish(arr, device, requires_grad):
+    """Wrap a CPU array as a tensor on `device`, with requires_grad as the factory functions set it."""
+    if device is not None:
+        dev = _device(device)
+        if dev.type != "cpu":
+            arr = to_device(arr, dev)
+    elif default_device().type != "cpu":
+        arr = to_device(arr, default_device())
+    t = Tensor._make(arr)
+    if requires_grad:
+        _set_requires_grad(t)
+    return t
+
+
+def _set_requires_grad(t):
+    if t._data.dtype.kind not in "fcV":
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    t._requires_grad = True
+
+
+def _out(result, out, name):
+    return result if out is None else write_out(result, out, name)
+
+
+def _compute_limits(dt):
+    if dt._cat == _dtype._INT:
+        info = np.iinfo(dt.np)
+        hi = builtins.int(info.max)
+        return (-hi, hi) if info.min == 0 else (builtins.int(info.min), hi)
+    info = _dtype.finfo(dt)
+    return info.min, info.max
+
+
+_LIMITS = {}
+
+
+def _limits(dt):
+    """(lowest, highest) values a scalar may have to be stored in dt without overflow, by torch's rules
+    (unsigned types also accept negatives down to -max, which wrap)."""
+    lim = _LIMITS.get(dt)
+    if lim is None:
+        lim = _LIMITS[dt] = _compute_limits(dt)
+    return lim
+
+
+def _checked_scalar(value, dt, names=None):
+    """value converted for storage in dt; RuntimeError where torch reports an overflow."""
+    name = (names or _C_NAMES)[dt.name]
+    if dt is _dtype.bool:
+        return builtins.bool(value)
+    if isinstance(value, (builtins.complex, np.complexfloating)):
+        if dt._cat == _dtype._COMPLEX:
+            return value
+        if value.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+        value = value.real
+    lo, hi = _limits(dt.to_real())
+    if dt._cat == _dtype._INT:
+        if isinstance(value, (builtins.float, np.floating)):
+            if not math.isfinite(value):
+                raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+            value = math.trunc(value)
+        value = builtins.int(value)
+        if not lo <= value <= hi:
+            raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+        return value if value >= 0 or np.iinfo(dt.np).min < 0 else value % (1 << (8 * dt.itemsize))
+    if math.isfinite(value) and not lo <= value <= hi:
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    return value
+
+
+# ----- from data -----
+
+def _leaf_dtype(x):
+    """The dtype torch infers for one scalar of nested data."""
+    if x.__class__ is builtins.float:
+        return get_default_dtype()
+    if x.__class__ is builtins.int:
+        return _dtype.int64
+    if x.__class__ is builtins.bool:
+        return _dtype.bool
+    if x.__class__ is builtins.complex:
+        return _dtype.default_complex()
+    if isinstance(x, (Tensor, np.ndarray, np.generic)):
+        try:
+            return FROM_NP[x.dtype if x.__class__ is not Tensor else x._data.dtype]
+        except KeyError:
+            raise TypeError(_UNSUPPORTED_NP.format(x.dtype)) from None
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+    raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
+
+
+def _infer_dtype(leaves, kinds):
+    """torch's inference: the promotion of every scalar's dtype (Python floats count as the default dtype)."""
+    if kinds <= {builtins.float, builtins.int, builtins.bool, builtins.complex}:
+        if builtins.complex in kinds:
+            return _dtype.default_complex()
+        if builtins.float in kinds:
+            return get_default_dtype()
+        return _dtype.int64 if builtins.int in kinds else _dtype.bool
+    result = None
+    for k in kinds:
+        if k in _PY_SCALARS:
+            d = _leaf_dtype(k())
+            result = d if result is None else _dtype.promote_types(result, d)
+    for x in leaves:
+        if x.__class__ not in _PY_SCALARS:
+            d = _leaf_dtype(x)
+            result = d if result is None else _dtype.promote_types(result, d)
+    return result
+
+
+_SCALAR_TYPES = frozenset(_PY_SCALARS)
+_LIST_TYPES = frozenset((list, tuple))
+
+
+def _is_seq(x):
+    return isinstance(x, (list, tuple, builtins.range)) or (x.__class__ is np.ndarray and x.ndim > 0)
+
+
+def _flatten(data):
+    """(shape, flat list of scalars, their types) of nested sequences, with torch's errors for ragged or mixed
+    input. Each level is checked with set(map(...)) so plain lists of numbers never loop in Python."""
+    shape = []
+    level = [data]
+    while level:
+        kinds = set(map(type, level))
+        if kinds <= _SCALAR_TYPES:
+            return shape, level, kinds
+        if kinds <= _LIST_TYPES:
+            lens = set(map(len, level))
+        elif not any(_is_seq(x) for x in level):
+            for x in level:
+                if isinstance(x, (str, bytes)):
+                    raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+            return shape, level, kinds
+        else:
+            for x in level:
+                if not _is_seq(x):
+                    raise TypeError(f"new(): invalid data type '{type(x).__name__}'" if isinstance(x, (str, bytes))
+                                    else "not a sequence")
+            lens = set(map(len, level))
+        n = len(level[0])
+        if len(lens) > 1:
+            bad = next(len(x) for x in level if len(x) != n)
+            raise ValueError(f"expected sequence of length {n} at dim {len(shape)} (got {bad})")
+        shape.append(n)
+        level = list(itertools.chain.from_iterable(level))
+    return shape, level, set()
+
+
+def _tensor_scalar(t):
+    d = t._data
+    if d.size != 1:
+        raise ValueError("only one element tensors can be converted to Python scalars")
+    return t.item()
+
+
+def _cast(src, dt):
+    """src (a NumPy array) as dtype dt: complex to real drops the imaginary part (with torch's warning);
+    float to integer truncates; overflow gives inf or wraps, as a C cast does."""
+    if src.dtype == dt.np:
+        return src
+    if src.dtype.kind == "c" and dt._cat != _dtype._COMPLEX:
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
+        src = src.real
+    with np.errstate(over="ignore", invalid="ignore"):
+        if src.dtype.kind == "f" and dt._cat == _dtype._INT:
+            src = src.astype(np.int64)
+        return src.astype(dt.np)
+
+
+def _check_int_range(src, dt):
+    lo, hi = _limits(dt)
+    if src.size and src.dtype.kind in "fiu":
+        with np.errstate(invalid="ignore"):
+            bad = (not np.isfinite(src).all()) if src.dtype.kind == "f" else False
+            if bad or src.min() < lo or src.max() > hi:
+                raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+
+
+def _array_from_leaves(leaves, shape, dt, kinds):
+    if not kinds <= _SCALAR_TYPES and any(isinstance(x, Tensor) for x in leaves):
+        leaves = [_tensor_scalar(x) if isinstance(x, Tensor) else x for x in leaves]
+    if not leaves:
+        return np.zeros(shape, dt.np)
     try:
-        return np.array(data, dtype=inferred.np)
-    except ValueError as e:
-        raise ValueError(f"expected sequence of equal-length lists or a number: {e}") from None
+        src = np.array(leaves)
+    except OverflowError:
+        raise ValueError("Overflow when unpacking long long") from None
+    if src.dtype.kind == "O" or (src.dtype == np.uint64 and builtins.int in kinds):
+        raise ValueError("Overflow when unpacking long long")
+    if src.dtype.kind == "c" and dt._cat != _dtype._COMPLEX:
+        raise TypeError("must be real number, not complex")
+    if dt._cat == _dtype._INT and src.dtype != dt.np:
+        _check_int_range(src, dt)
+    return _cast(src, dt).reshape(shape)
+
+
+def _native(arr):
+    if arr.dtype not in FROM_NP:
+        if arr.dtype.newbyteorder("=") in FROM_NP and not arr.dtype.isnative:
+            raise ValueError("given numpy array has byte order different from the native byte order. Conversion "
+                             "between byte orders is currently not supported.")
+        raise TypeError(_UNSUPPORTED_NP.format(f"numpy.{arr.dtype.type.__name__}"))
+    return arr
+
+
+_DT_NAMES = {k: k for k in _C_NAMES}
+
+
+def _scalar_array(x, dtype):
+    """A 0-d array from a Python number, with torch.tensor's checks."""
+    dt = dtype or _leaf_dtype(x)
+    if dtype is None and x.__class__ is builtins.int and not -2 ** 63 <= x < 2 ** 63:
+        raise ValueError("Overflow when unpacking long long")
+    if x.__class__ is builtins.complex and dt._cat != _dtype._COMPLEX:
+        raise TypeError("must be real number, not complex")
+    if dt._cat == _dtype._INT:
+        x = _checked_scalar(x, dt, _DT_NAMES)
+    elif dt._cat != _dtype._BOOL and x.__class__ is builtins.int:
+        x = builtins.float(x)
+    with np.errstate(over="ignore"):
+        return np.array(x, dt.np)
+
+
+def _from_data(data, dtype):
+    """A new NumPy array holding `data` (nested sequences, scalars, arrays, tensors) with torch's dtype rules."""
+    c = data.__class__
+    if c is builtins.float or c is builtins.int or c is builtins.bool or c is builtins.complex:
+        return _scalar_array(data, dtype)
+    if isinstance(data, Tensor):
+        arr = data._data if data._data.__class__ is np.ndarray else data._data.get()
+        return _cast(arr, dtype) if dtype is not None and arr.dtype != dtype.np else arr.copy()
+    if c is np.ndarray:
+        arr = _native(data)
+        return _cast(arr, dtype) if dtype is not None and arr.dtype != dtype.np else arr.copy()
+    if isinstance(data, np.generic):
+        return _from_data(np.asarray(data), dtype)
+    shape, leaves, kinds = _flatten(data)
+    dt = dtype or (_infer_dtype(leaves, kinds) if leaves else get_default_dtype())
+    return _array_from_leaves(leaves, shape, dt, kinds)
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """Same as `torch.tensor`: always copies."""
-    arr = _from_data(data, dtype)
-    if arr.dtype.kind == "f" and dtype is None and isinstance(data, np.ndarray) is False and not isinstance(
-            data, Tensor):
-        pass
-    dev = _resolve_device(device)
-    if dev.type != "cpu":
-        arr = to_device(arr, dev)
-    t = Tensor._make(arr)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    """Same as `torch.tensor`: always copies. NumPy arrays with negative strides are accepted (copied)."""
+    _check_dtype(dtype, "tensor")
+    if isinstance(data, Tensor):
+        warnings.warn(_COPY_WARNING, UserWarning, stacklevel=2)
+    return _finish(_from_data(data, dtype), device, requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
     """Same as `torch.as_tensor`: shares memory with a tensor or NumPy array when dtype and device allow."""
+    _check_dtype(dtype, "as_tensor")
     if isinstance(data, Tensor):
-        return data.to(device=device, dtype=dtype) if (device is not None or dtype is not None) else data
-    if isinstance(data, np.ndarray) and data.dtype in FROM_NP and (dtype is None or dtype.np == data.dtype):
-        t = from_numpy(data)
-        return t if device is None else t.to(device)
-    return tensor(data, dtype=dtype, device=device)
+        if device is None and dtype is None:
+            return data
+        return data.to(device=device, dtype=dtype)
+    if data.__class__ is np.ndarray and (dtype is None or dtype.np == data.dtype) and (
+            device is None or _device(device).type == "cpu") and not any(s < 0 for s in data.strides):
+        return from_numpy(data)
+    return _finish(_from_data(data, dtype), device, False)
 
 
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
-    """Same as `torch.asarray`."""
-    t = tensor(obj, dtype=dtype, device=device) if copy else as_tensor(obj, dtype=dtype, device=device)
+    """Same as `torch.asarray`: shares memory unless a copy is asked for or needed."""
+    _check_dtype(dtype, "asarray")
+    if copy:
+        t = _finish(_from_data(obj, dtype), device, False) if not isinstance(obj, Tensor) else \
+            obj.detach().to(device=device, dtype=dtype, copy=True)
+    else:
+        shareable = isinstance(obj, (Tensor, np.ndarray)) or hasattr(obj, "__array_interface__") or \
+            hasattr(obj, "__dlpack__")
+        if copy is False and not shareable:
+            raise ValueError("can't alias arbitrary sequence into a tensor.")
+        if not isinstance(obj, (Tensor, np.ndarray)) and shareable:
+            obj = from_dlpack(obj) if hasattr(obj, "__dlpack__") else np.asarray(obj)
+        t = as_tensor(obj, dtype=dtype, device=device)
+        if copy is False and isinstance(obj, (Tensor, np.ndarray)) and (
+                dtype is not None and dtype.np != obj.dtype if isinstance(obj, np.ndarray) else
+                t is not obj and t._data is not obj._data):
+            raise ValueError("can't alias tensor: a copy is needed to change its dtype or device")
     if requires_grad:
-        t.requires_grad_(True)
+        t = t.detach() if t._requires_grad or t is obj else t
+        _set_requires_grad(t)
     return t
 
 
 def from_numpy(ndarray):
     """Same as `torch.from_numpy`: the tensor and the array share memory."""
-    if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    if ndarray.dtype not in FROM_NP:
-        raise TypeError(f"can't convert np.ndarray of type {ndarray.dtype}. The only supported types are: float64, "
-                        f"float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool.")
+    if ndarray.__class__ is not np.ndarray:
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__module__.replace('builtins', '')}"
+                        f"{'.' if type(ndarray).__module__ != 'builtins' else ''}{type(ndarray).__name__})")
+    _native(ndarray)
     if any(s < 0 for s in ndarray.strides):
         raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative "
                          "strides are not currently supported. (You can probably work around this by making a copy "
@@ -123,57 +372,166 @@ def from_numpy(ndarray):
     return Tensor._make(ndarray)
 
 
-def size_args(size):
-    if len(size) == 1 and isinstance(size[0], (list, tuple)):
-        size = size[0]
-    if len(size) == 1 and isinstance(size[0], Tensor):
-        size = size[0].tolist()
-    try:
-        shape = tuple(builtins.int(s) for s in size)
-    except TypeError:
-        raise TypeError(f"expected a sequence of integers as the size, got {size!r}") from None
-    for s in shape:
-        if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: [{', '.join(map(str, shape))}]")
-    return shape
+def from_dlpack(ext_tensor):
+    """Same as `torch.from_dlpack`: shares memory with any object implementing the DLPack protocol."""
+    if isinstance(ext_tensor, Tensor):
+        return Tensor._make(ext_tensor._data)
+    kind, _ = ext_tensor.__dlpack_device__() if hasattr(ext_tensor, "__dlpack_device__") else (1, 0)
+    if kind == 1:  # kDLCPU
+        return Tensor._make(_native(np.from_dlpack(ext_tensor)))
+    cp = module_for(_device("cuda"))
+    return Tensor._make(cp.from_dlpack(ext_tensor))
+
+
+_BUFFER_WARNED = [False]
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """Same as `torch.frombuffer`: the tensor shares the buffer's memory."""
+    _check_dtype(dtype, "frombuffer")
+    mv = memoryview(buffer)
+    nbytes, isz = mv.nbytes, dtype.itemsize
+    if nbytes == 0 or count == 0:
+        raise ValueError(f"both buffer length ({nbytes}) and count ({count}) must not be 0")
+    if count < 0 and (nbytes - offset) % isz:
+        raise ValueError(f"buffer length ({nbytes - offset} bytes) after offset ({offset} bytes) must be a "
+                         f"multiple of element size ({isz})")
+    if mv.readonly and not _BUFFER_WARNED[0]:
+        _BUFFER_WARNED[0] = True
+        warnings.warn("The given buffer is not writable, and ember does not support non-writable tensors. This "
+                      "means you can write to the underlying (supposedly non-writable) buffer using the tensor. You "
+                      "may want to copy the buffer to protect its data or make it writable before converting it to "
+                      "a tensor. This type of warning will be suppressed for the rest of this program.",
+                      UserWarning, stacklevel=2)
+    arr = np.frombuffer(buffer, dtype.np, count, offset)
+    if mv.readonly:
+        arr = np.lib.stride_tricks.as_strided(arr, writeable=True) if arr.flags.writeable else _writable_alias(arr)
+    return _finish(arr, None, requires_grad)
+
+
+def _writable_alias(arr):
+    # torch writes through a read-only buffer's memory; build a writable NumPy view over the same address
+    iface = dict(arr.__array_interface__)
+    iface["data"] = (iface["data"][0], False)
+
+    class _Holder:
+        __array_interface__ = iface
+        keep = arr
+    return np.asarray(_Holder())
+
+
+# ----- filled -----
+
+def size_args(size, fname=None):
+    """The shape from *size: ints, one sequence of ints, an ember.Size, NumPy ints or one-element tensors."""
+    if len(size) == 1 and size[0].__class__ is not builtins.int:
+        if not isinstance(size[0], (builtins.int, np.integer, Tensor)):
+            size = size[0]
+            if not isinstance(size, (list, tuple)):
+                raise TypeError(f"{fname or 'factory'}(): argument 'size' (position 1) must be tuple of ints, not "
+                                f"{type(size).__name__}")
+    for s in size:
+        if s.__class__ is not builtins.int:
+            return _size_slow(size, fname)
+    if size and min(size) < 0:
+        _negative_size(size, fname)
+    return tuple(size)
+
+
+def _size_slow(size, fname):
+    shape = []
+    for i, s in enumerate(size):
+        if s.__class__ is builtins.int or isinstance(s, np.integer):
+            shape.append(builtins.int(s))
+        elif isinstance(s, Tensor) and s._data.size == 1 and s._data.dtype.kind in "iub":
+            shape.append(builtins.int(s.item()))
+        else:
+            raise TypeError(f"{fname or 'factory'}(): argument 'size' failed to unpack the object at pos {i + 1} "
+                            f"with error \"type must be tuple of ints,but got {type(s).__name__}\"")
+    if shape and min(shape) < 0:
+        _negative_size(shape, fname)
+    return tuple(shape)
+
+
+def _negative_size(shape, fname):
+    if fname == "zeros":
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
+    s = min(shape)
+    raise RuntimeError(f"Trying to create tensor with negative dimension {s}: [{', '.join(map(str, shape))}]")
 
 
 def _filled(fill, shape, dtype, device, requires_grad):
-    dev = _resolve_device(device)
-    xp = module_for(dev)
+    dev = device if device is CPU else _resolve_device(device)
     dt = (dtype or get_default_dtype()).np
-    if dev.type == "cpu":
+    if dev is CPU or dev.type == "cpu":
         arr = np.empty(shape, dt) if fill is None else (np.zeros(shape, dt) if fill == 0 else np.full(shape, fill, dt))
     else:
+        xp = module_for(dev)
         with xp.cuda.Device(dev.index or 0):
             arr = xp.empty(shape, dt) if fill is None else xp.full(shape, fill, dt)
     t = Tensor._make(arr)
     if requires_grad:
-        t.requires_grad_(True)
+        _set_requires_grad(t)
     return t
+
+
+def _factory(fill, size, out, dtype, device, requires_grad, name):
+    _check_dtype(dtype, name)
+    shape = size_args(size, name)
+    if out is not None:
+        return write_out(_filled(fill, shape, dtype or out.dtype, out.device, False), out, name)
+    return _filled(fill, shape, dtype, device, requires_grad)
 
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """Same as `torch.zeros`."""
-    return _filled(0, size_args(size), dtype, device, requires_grad)
+    return _factory(0, size, out, dtype, device, requires_grad, "zeros")
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """Same as `torch.ones`."""
-    return _filled(1, size_args(size), dtype, device, requires_grad)
+    return _factory(1, size, out, dtype, device, requires_grad, "ones")
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None):
     """Same as `torch.empty`."""
-    return _filled(None, size_args(size), dtype, device, requires_grad)
+    return _factory(None, size, out, dtype, device, requires_grad, "empty")
 
 
-def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    """Same as `torch.full`: the dtype is inferred from fill_value when not given."""
+def _fill_value(fill_value, dtype):
+    """(value, dtype) for full(): the dtype is inferred from the value like torch, the value checked for it."""
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
     if dtype is None:
-        dtype = _dtype.scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
-    return _filled(fill_value, size_args((size,)), dtype, device, requires_grad)
+        dtype = _dtype.scalar_dtype(fill_value)
+    return _checked_scalar(fill_value, dtype), dtype
+
+
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False):
+    """Same as `torch.full`: the dtype is inferred from fill_value when not given."""
+    _check_dtype(dtype, "full")
+    if not isinstance(size, (list, tuple)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
+    if out is not None and dtype is None:
+        dtype = out.dtype
+    value, dtype = _fill_value(fill_value, dtype)
+    return _factory(value, (size,), out, dtype, device, requires_grad, "full")
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    """Same as `torch.empty_strided`."""
+    _check_dtype(dtype, "empty_strided")
+    shape, stride = size_args((size,), "empty_strided"), tuple(builtins.int(s) for s in stride)
+    if len(shape) != len(stride):
+        raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match dimensionality of strides "
+                           f"({len(stride)})")
+    dt = (dtype or get_default_dtype()).np
+    n = 0 if 0 in shape else 1 + builtins.sum((s - 1) * st for s, st in zip(shape, stride))
+    buf = np.empty(n, dt)
+    arr = np.lib.stride_tricks.as_strided(buf, shape, tuple(st * dt.itemsize for st in stride))
+    return _finish(arr, device, requires_grad)
 
 
 def _like(fill, input, dtype, device, requires_grad):
@@ -197,47 +555,443 @@ def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    """Same as `torch.full_like`."""
-    return _like(fill_value, input, dtype, device, requires_grad)
+    """Same as `torch.full_like`: the dtype is input's unless given."""
+    value, dtype = _fill_value(fill_value, dtype or input.dtype)
+    return _like(value, input, dtype, device, requires_grad)
 
 
-def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    """Same as `torch.scalar_tensor`: the default dtype unless given."""
+    _check_dtype(dtype, "scalar_tensor")
+    dt = dtype or get_default_dtype()
+    if isinstance(s, Tensor):
+        s = s.item()
+    return _finish(np.array(s, dt.np), device, requires_grad)
+
+
+# ----- ranges -----
+
+def _number(v, name):
+    if isinstance(v, Tensor):
+        return v.item()
+    if isinstance(v, np.generic):
+        return v.item()
+    if not isinstance(v, (builtins.int, builtins.float, builtins.complex)):
+        raise TypeError(f"{name}(): argument must be a number, not {type(v).__name__}")
+    return v
+
+
+def _fmt(v):
+    return repr(v) if isinstance(v, builtins.float) and not v.is_integer() or isinstance(v, builtins.float) and \
+        not math.isfinite(v) else str(builtins.int(v)) if isinstance(v, builtins.float) else str(v)
+
+
+def _arange_array(start, end, step, dt):
+    """torch's arange: integer dtypes compute in int64 from truncated bounds, floating ones in double (float for
+    half types) from a length of ceil((end - start) / step)."""
+    if dt._cat in (_dtype._INT, _dtype._BOOL):
+        if dt is _dtype.bool:
+            raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+        xs, xe, xst = (math.trunc(v) if isinstance(v, builtins.float) else builtins.int(v) for v in (start, end, step))
+        if step == 0:
+            raise RuntimeError("step must be nonzero")
+        if xst == 0 and dt is _dtype.int64:  # a step that truncates to 0 (other int types just repeat start)
+            raise ValueError("step must be nonzero")
+        _check_range_sign(xs, xe, xst, start, end)
+        if dt is _dtype.int64:
+            sgn = (xst > 0) - (xst < 0)
+            n = builtins.int((xe - xs + xst - sgn) / xst) if abs(xe - xs) < 2 ** 52 else (xe - xs + xst - sgn) // xst
+        else:
+            n = math.ceil((builtins.float(end) - builtins.float(start)) / builtins.float(step))
+        return (xs + np.arange(max(n, 0), dtype=np.int64) * xst).astype(dt.np)
+    acc = np.float32 if dt in (_dtype.float16, _dtype.bfloat16) else np.float64
+    xs, xe, xst = (acc(v.real if isinstance(v, builtins.complex) else v) for v in (start, end, step))
+    if xst == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(xs) and math.isfinite(xe)):
+        raise RuntimeError(f"unsupported range: {_fmt(start)} -> {_fmt(end)}")
+    _check_range_sign(xs, xe, xst, start, end)
+    n = math.ceil((builtins.float(end.real if isinstance(end, builtins.complex) else end) - builtins.float(
+        start.real if isinstance(start, builtins.complex) else start)) / builtins.float(
+        step.real if isinstance(step, builtins.complex) else step))
+    with np.errstate(over="ignore"):
+        return (xs + np.arange(max(n, 0), dtype=acc) * xst).astype(dt.np)
+
+
+def _check_range_sign(xs, xe, xst, start, end):
+    if (xst > 0 and xe < xs) or (xst < 0 and xe > xs):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+
+
+def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+           pin_memory=False):
     """Same as `torch.arange`: int64 for integer arguments, the default dtype otherwise."""
+    _check_dtype(dtype, "arange")
     if end is None:
         start, end = 0, start
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if start.__class__ is builtins.int and end.__class__ is builtins.int and step.__class__ is builtins.int and (
+            dtype is None or dtype is _dtype.int64) and out is None and step and (end - start) * step >= 0:
+        return _finish(np.arange(start, end, step, dtype=np.int64), device, requires_grad)
+    start, end, step = _number(start, "arange"), _number(end, "arange"), _number(step, "arange")
+    if dtype is None:
+        dtype = out.dtype if out is not None else _dtype.int64 if all(
+            isinstance(v, builtins.int) for v in (start, end, step)) else get_default_dtype()
+    arr = _arange_array(start, end, step, dtype)
+    return _out(_finish(arr, device, requires_grad), out, "arange")
+
+
+def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """Same as `torch.range` (deprecated): includes `end`; the default dtype unless given."""
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                  "[start, end).", UserWarning, stacklevel=2)
+    _check_dtype(dtype, "range")
+    if end is None:
+        start, end = 0, start
+    start, end, step = _number(start, "range"), _number(end, "range"), _number(step, "range")
+    dt = dtype or (out.dtype if out is not None else get_default_dtype())
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {_fmt(start)} -> {_fmt(end)}")
+    _check_range_sign(start, end, step, start, end)
+    n = math.floor((end - start) / step) + 1
+    acc = np.int64 if dt._cat == _dtype._INT else np.float64
+    arr = (acc(start) + np.arange(n, dtype=acc) * acc(step)).astype(dt.np)
+    return _out(_finish(arr, device, requires_grad), out, "range")
+
+
+def _steps(steps, name):
+    if isinstance(steps, Tensor):
+        steps = steps.item()
+    if not isinstance(steps, (builtins.int, np.integer)) or isinstance(steps, builtins.bool):
+        raise TypeError(f"{name}(): argument 'steps' must be int, not {type(steps).__name__}")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return builtins.int(steps)
+
+
+def _compute_type(dt):
+    """The type torch's linspace kernel steps in: double for integer results, the result's own type otherwise."""
+    if dt._cat in (_dtype._INT, _dtype._BOOL):
+        return np.float64
+    return dt.np
+
+
+def _lin_positions(start, end, steps, ct):
+    """linspace points in type ct, filled from both ends as torch does (exact endpoints, symmetric rounding)."""
+    s, e = ct.type(start), ct.type(end)
+    if steps == 1:
+        return np.array([s], ct)
+    step = (e - s) / ct.type(steps - 1)
+    idx = np.arange(steps)
+    half = steps // 2
+    lo = s + step * idx[:half].astype(ct)
+    hi = e - step * (steps - idx[half:] - 1).astype(ct)
+    return np.concatenate((lo, hi))
+
+
+def _linspace_array(start, end, steps, dt):
+    if steps == 0:
+        return np.empty(0, dt.np)
+    ct = np.dtype(_compute_type(dt))
+    if dt._cat in (_dtype._INT, _dtype._BOOL):
+        # integer start/end first (truncated), the step in double
+        start, end = (math.trunc(v.real if isinstance(v, builtins.complex) else v) for v in (start, end))
+    elif dt._cat == _dtype._FLOAT:
+        start, end = (v.real if isinstance(v, builtins.complex) else v for v in (start, end))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _lin_positions(start, end, steps, ct).astype(dt.np)
+
+
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+             pin_memory=False):
+    """Same as `torch.linspace`."""
+    _check_dtype(dtype, "linspace")
+    start, end = _number(start, "linspace"), _number(end, "linspace")
+    steps = _steps(steps, "linspace")
     if dtype is None:
-        dtype = _dtype.int64 if all(isinstance(v, (builtins.int, np.integer)) for v in vals) else get_default_dtype()
-    start, end, step = vals
-    if (end - start) * step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
-    n = builtins.int(np.ceil((end - start) / step))
-    arr = (start + np.arange(n, dtype=np.float64) * step).astype(dtype.np) if dtype.np.kind in "fcV" or any(
-        isinstance(v, builtins.float) for v in vals) else np.arange(start, end, step, dtype=dtype.np)
-    t = Tensor._make(arr)
-    dev = _resolve_device(device)
-    if dev.type != "cpu":
-        t = t.to(dev)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+        dtype = out.dtype if out is not None else _dtype.default_complex() if isinstance(
+            start, builtins.complex) or isinstance(end, builtins.complex) else get_default_dtype()
+    return _out(_finish(_linspace_array(start, end, steps, dtype), device, requires_grad), out, "linspace")
 
 
-def _new_like(self, fill, size, dtype, device, requires_grad):
-    return _filled(fill, size_args(size), dtype or self.dtype, device if device is not None else self.device,
-                   requires_grad)
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+             pin_memory=False):
+    """Same as `torch.logspace`: base ** linspace(start, end, steps), the power taken in double."""
+    _check_dtype(dtype, "logspace")
+    start, end = _number(start, "logspace"), _number(end, "logspace")
+    steps = _steps(steps, "logspace")
+    if dtype is None:
+        dtype = out.dtype if out is not None else get_default_dtype()
+    if steps == 0:
+        arr = np.empty(0, dtype.np)
+    else:
+        ct = np.dtype(np.float64 if dtype._cat in (_dtype._INT, _dtype._BOOL) else dtype.np)
+        if ct.kind not in "fc":
+            ct = np.dtype(np.float32)  # bfloat16 steps in float32 (exact for its values)
+        exps = _lin_positions(start.real if ct.kind != "c" and isinstance(start, builtins.complex) else start,
+                              end.real if ct.kind != "c" and isinstance(end, builtins.complex) else end, steps, ct)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            base_c = np.complex128(base) if ct.kind == "c" else np.float64(base)
+            arr = np.power(base_c, exps.astype(np.complex128 if ct.kind == "c" else np.float64))
+            arr = _cast(arr, dtype)
+    return _out(_finish(arr, device, requires_grad), out, "logspace")
 
 
-Tensor.new_zeros = lambda self, *size, dtype=None, device=None, requires_grad=False, **kw: _new_like(
-    self, 0, size, dtype, device, requires_grad)
-Tensor.new_ones = lambda self, *size, dtype=None, device=None, requires_grad=False, **kw: _new_like(
-    self, 1, size, dtype, device, requires_grad)
-Tensor.new_empty = lambda self, *size, dtype=None, device=None, requires_grad=False, **kw: _new_like(
-    self, None, size, dtype, device, requires_grad)
-Tensor.new_full = lambda self, size, fill_value, *, dtype=None, device=None, requires_grad=False, **kw: _new_like(
-    self, fill_value, (size,), dtype, device, requires_grad)
-Tensor.new_tensor = lambda self, data, *, dtype=None, device=None, requires_grad=False, **kw: tensor(
-    data, dtype=dtype or self.dtype, device=device if device is not None else self.device,
-    requires_grad=requires_grad)
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    """Same as `torch.eye`."""
+    _check_dtype(dtype, "eye")
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m is None:
+        m = n
+    if m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    dt = dtype or (out.dtype if out is not None else get_default_dtype())
+    return _out(_finish(np.eye(n, m, dtype=dt.np), device, requires_grad), out, "eye")
+
+
+def _tri_indices(row, col, offset, dtype, device, name, lower):
+    _check_dtype(dtype, name)
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    dt = dtype or _dtype.int64
+    if dt._cat != _dtype._INT:
+        raise NotImplementedError(f"\"{name}\" not implemented for '{_scalar_name(dt)}'")
+    r, c = np.tril_indices(row, offset, col) if lower else np.triu_indices(row, offset, col)
+    return _finish(np.stack((r, c)).astype(dt.np), device, False)
+
+
+def _scalar_name(dt):
+    from .._tensor_str import SCALAR_NAMES
+    return SCALAR_NAMES[dt.name]
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, layout=None, device=None, pin_memory=False):
+    """Same as `torch.tril_indices`."""
+    return _tri_indices(row, col, offset, dtype, device, "tril_indices", True)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, layout=None, device=None, pin_memory=False):
+    """Same as `torch.triu_indices`."""
+    return _tri_indices(row, col, offset, dtype, device, "triu_indices", False)
+
+
+# ----- complex construction -----
+
+def _real_bwd(ctx, g):
+    return (dispatch2(_COMPLEX, g, zeros_like(g)),)
+
+
+def _imag_bwd(ctx, g):
+    return (dispatch2(_COMPLEX, zeros_like(g), g),)
+
+
+# real/imag parts as copies: the gradient pieces of complex() and polar()
+_REAL = Op("real", lambda z: np.ascontiguousarray(z.real), _real_bwd, node_name="RealBackward0")
+_IMAG = Op("imag", lambda z: np.ascontiguousarray(z.imag), _imag_bwd, node_name="ImagBackward0")
+
+
+def _complex_fwd(re, im):
+    xp = XP[re.__class__]
+    out = xp.empty(np.broadcast_shapes(re.shape, im.shape), np.result_type(re.dtype, np.complex64))
+    out.real = re
+    out.imag = im
+    return out
+
+
+_COMPLEX = Op("complex", _complex_fwd, lambda ctx, g: (dispatch1(_REAL, g), dispatch1(_IMAG, g)),
+              node_name="ComplexBackward0")
+
+
+def _check_real_pair(a, b):
+    da, db = FROM_NP[a._data.dtype], FROM_NP[b._data.dtype]
+    if da not in (_dtype.float16, _dtype.float32, _dtype.float64) or db not in (
+            _dtype.float16, _dtype.float32, _dtype.float64):
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got {_scalar_name(da)} "
+                           f"and {_scalar_name(db)}")
+    if da is not db:
+        raise RuntimeError(f"Expected object of scalar type {_scalar_name(da)} but got scalar type "
+                           f"{_scalar_name(db)} for second argument")
+    if da is _dtype.float16:
+        raise RuntimeError("ember has no complex32 dtype: complex() needs float32 or float64 inputs")
+
+
+def complex(real, imag, *, out=None):
+    """Same as `torch.complex` (float16 inputs are refused: ember has no complex32)."""
+    _check_real_pair(real, imag)
+    return _out(dispatch2(_COMPLEX, real, imag), out, "complex")
+
+
+def _polar_fwd(r, theta):
+    xp = XP[r.__class__]
+    out = _complex_fwd(r * xp.cos(theta), r * xp.sin(theta))
+    return out, None
+
+
+def _polar_bwd(ctx, g):
+    # grad_abs = Re(conj(g) * sgn(out)), grad_angle = Re(conj(g) * 1j * out) = Im(g * conj(out)); the
+    # coefficients are taken as constants (double backward through them is not supported)
+    y = ctx.output._data
+    xp = XP[y.__class__]
+    mag = xp.abs(y)
+    sgn = xp.where(mag == 0, 0, y / xp.where(mag == 0, 1, mag))
+    ga = dispatch1(_REAL, g * Tensor._make(xp.conj(sgn))) if ctx.needs_input_grad[0] else None
+    gt = dispatch1(_IMAG, g * Tensor._make(xp.conj(y))) if ctx.needs_input_grad[1] else None
+    return ga, gt
+
+
+_POLAR = Op("polar", _polar_fwd, _polar_bwd, save=2, extra=True, node_name="PolarBackward0")
+
+
+def polar(abs, angle, *, out=None):
+    """Same as `torch.polar` (double backward is not supported)."""
+    _check_real_pair(abs, angle)
+    return _out(dispatch2(_POLAR, abs, angle), out, "polar")
+
+
+def _heaviside_fwd(x, v):
+    xp = XP[x.__class__]
+    return xp.where(x == 0, v, (x > 0).astype(x.dtype)).astype(x.dtype)
+
+
+_HEAVISIDE = Op("heaviside", _heaviside_fwd, None)
+
+
+def heaviside(input, values, *, out=None):
+    """Same as `torch.heaviside` (not differentiable, as in torch)."""
+    if input._data.dtype != values._data.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    if input._data.dtype.kind == "c":
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    if GRAD[0] and (input._requires_grad or values._requires_grad):
+        raise RuntimeError("the derivative for 'heaviside' is not implemented.")
+    return _out(dispatch(_HEAVISIDE, (input, values)), out, "heaviside")
+
+
+Tensor.heaviside = heaviside
+
+
+# ----- Tensor.fill_ / zero_ -----
+
+def _fill_bwd(ctx, g):
+    return (zeros_like(g),)
+
+
+def _fill_tensor_bwd(ctx, g):
+    return zeros_like(g) if ctx.needs_input_grad[0] else None, g.sum() if ctx.needs_input_grad[1] else None
+
+
+_FILL = Op("fill", lambda x, v: np.full_like(x, v) if x.__class__ is np.ndarray else XP[x.__class__].full_like(x, v),
+           _fill_bwd, node_name="FillBackward2")
+_FILL_T = Op("fill", lambda x, v: XP[x.__class__].full_like(x, v.reshape(())), _fill_tensor_bwd,
+             node_name="FillBackward3")
+_ZERO = Op("zero", lambda x: XP[x.__class__].zeros_like(x), _fill_bwd, node_name="ZeroBackward0")
+
+
+def _fill_inplace(self, op, name, *args):
+    if GRAD[0] and (self._requires_grad or any(a._requires_grad for a in args if isinstance(a, Tensor))):
+        _check_leaf(self, name)
+        src = Tensor._make(self._data)
+        src._requires_grad, src._grad_fn, src._output_nr = self._requires_grad, self._grad_fn, self._output_nr
+        src._accum = self._accum
+        tensors = (src,) + tuple(a for a in args if isinstance(a, Tensor))
+        attrs = tuple(a for a in args if not isinstance(a, Tensor))
+        commit(self, dispatch(op, tensors, *attrs), name)
+        return self
+    return None
+
+
+def fill_(self, value):
+    """Same as `torch.Tensor.fill_`."""
+    if isinstance(value, Tensor):
+        if value._data.ndim != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value._data.ndim} dimensions.")
+        if value._data.dtype != self._data.dtype:
+            value = value.to(self.dtype)
+        if _fill_inplace(self, _FILL_T, "fill_", value) is None:
+            if value._data.__class__ is self._data.__class__:
+                self._data[...] = value._data
+            else:  # a CPU scalar into GPU memory (or back)
+                self._data.fill(value.item())
+            bump_version(self, "fill_")
+        return self
+    v = _checked_scalar(value, FROM_NP[self._data.dtype])
+    if _fill_inplace(self, _FILL, "fill_", v) is None:
+        self._data.fill(v)
+        bump_version(self, "fill_")
+    return self
+
+
+def zero_(self):
+    """Same as `torch.Tensor.zero_`."""
+    if _fill_inplace(self, _ZERO, "zero_") is None:
+        self._data.fill(0)
+        bump_version(self, "zero_")
+    return self
+
+
+Tensor.fill_ = fill_
+Tensor.zero_ = zero_
+
+
+# ----- Tensor.new_* -----
+
+def _new_dtype_device(self, dtype, device):
+    return dtype or FROM_NP[self._data.dtype], device if device is not None else self.device
+
+
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    """Same as `torch.Tensor.new_tensor`: a copy of data with self's dtype and device unless given."""
+    if isinstance(data, Tensor):
+        warnings.warn(_COPY_WARNING.replace("ember.tensor(sourceTensor)", "tensor.new_tensor(sourceTensor)"),
+                      UserWarning, stacklevel=2)
+    dt, dev = _new_dtype_device(self, dtype, device)
+    return _finish(_from_data(data, dt), dev, requires_grad)
+
+
+def _new_filled(self, fill, size, dtype, device, requires_grad, name):
+    dt, dev = _new_dtype_device(self, dtype, device)
+    return _filled(fill, size_args(size, name), dt, dev, requires_grad)
+
+
+def _new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    """Same as `torch.Tensor.new_zeros`."""
+    return _new_filled(self, 0, size, dtype, device, requires_grad, "new_zeros")
+
+
+def _new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    """Same as `torch.Tensor.new_ones`."""
+    return _new_filled(self, 1, size, dtype, device, requires_grad, "new_ones")
+
+
+def _new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    """Same as `torch.Tensor.new_empty`."""
+    return _new_filled(self, None, size, dtype, device, requires_grad, "new_empty")
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
+              pin_memory=False):
+    """Same as `torch.Tensor.new_full`: self's dtype unless given (not inferred from fill_value)."""
+    dt, dev = _new_dtype_device(self, dtype, device)
+    value, dt = _fill_value(fill_value, dt)
+    return _filled(value, size_args((size,), "new_full"), dt, dev, requires_grad)
+
+
+def _new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False, layout=None,
+                       pin_memory=False):
+    """Same as `torch.Tensor.new_empty_strided`."""
+    dt, dev = _new_dtype_device(self, dtype, device)
+    return empty_strided(size, stride, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+Tensor.new_tensor = _new_tensor
+Tensor.new_zeros = _new_zeros
+Tensor.new_ones = _new_ones
+Tensor.new_empty = _new_empty
+Tensor.new_full = _new_full
+Tensor.new_empty_strided = _new_empty_strided
