@@ -44,9 +44,15 @@ def synchronize(device=None):
 
 
 def manual_seed(seed):
-    """Seeds the current GPU's generator; a no-op without a GPU, as in torch."""
+    """Same as `torch.cuda.manual_seed`: seeds the current GPU's generator; a no-op without a GPU, as in torch."""
     if is_available():
-        _cupy().random.seed(seed)
+        from .._ops.random import default_cuda_generator
+        default_cuda_generator().manual_seed(seed)
 
 
-manual_seed_all = manual_seed
+def manual_seed_all(seed):
+    """Same as `torch.cuda.manual_seed_all`."""
+    if is_available():
+        from .._ops.random import default_cuda_generator
+        for i in range(device_count()):
+            default_cuda_generator(i).manual_seed(seed)
