@@ -51,7 +51,7 @@ class _Extras:
 
 class Tensor:
     """Same as `torch.Tensor`."""
-    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_base", "_vc", "_accum", "_ext", "__weakref__", "__dict__")
+    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_base", "_vc", "_accum", "_ext", "_view_ver", "__weakref__", "__dict__")
     __array_priority__ = 1000  # so ndarray + Tensor defers to Tensor.__radd__
 
     def __new__(cls, *args, device=None):
@@ -77,11 +77,12 @@ class Tensor:
         t._vc = None
         t._accum = None
         t._ext = None
+        t._view_ver = None
         return t
 
     def as_subclass(self, cls):
         t = _new(cls)
-        for s in Tensor.__slots__[:-2]:
+        for s in Tensor.__slots__[:-2]:  # all but __weakref__ and __dict__
             setattr(t, s, getattr(self, s))
         return t
 
@@ -210,6 +211,9 @@ class Tensor:
 
     @property
     def grad_fn(self):
+        if self._view_ver is not None and self._view_ver != self._vc.v:
+            from ._view_autograd import refresh_view
+            refresh_view(self)
         return self._grad_fn
 
     @property

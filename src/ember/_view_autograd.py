@@ -72,7 +72,23 @@ def rebase_view(view, result):
     base._grad_fn = b_new._grad_fn
     base._output_nr = 0
     base._requires_grad = True
+    _set_region_history(view, base, attrs)
+
+
+def _set_region_history(view, base, attrs):
     v_new = record(_REGION, (base,), attrs, view._data, None, 1)
     view._grad_fn = v_new._grad_fn
     view._output_nr = 0
     view._requires_grad = True
+    view._view_ver = view._vc.v
+
+
+def refresh_view(view):
+    """A view whose base was modified in place since the view was made: its history becomes 'the region of the
+    base's current history' (torch regenerates such a view's grad_fn the same way). Returns the new grad_fn."""
+    base = view._base
+    if base._requires_grad and view._data.dtype == base._data.dtype:
+        _set_region_history(view, base, (_positions(view._data, base._data), base._data.shape, view._data.shape))
+    else:
+        view._view_ver = view._vc.v
+    return view._grad_fn

@@ -93,3 +93,18 @@ def test_int_result_cannot_be_written_into_int_tensor_from_float():
     with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
         t.add_(1.5)
     np.testing.assert_array_equal(t.numpy(), [1, 2])
+
+
+def test_other_views_see_an_inplace_change_of_their_base():
+    w = ember.tensor(np.arange(6.0), requires_grad=True)
+    y = w * 1
+    a = y.view(2, 3)      # made before the in-place op below
+    y.view(2, 3)[0].mul_(10)
+    (a * 1).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [10, 10, 10, 1, 1, 1])
+
+
+def test_writing_into_an_expanded_tensor_is_refused_like_torch():
+    e = ember.ones(1).expand(3)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a single"):
+        e.add_(ember.ones(3))

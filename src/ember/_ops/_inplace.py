@@ -83,6 +83,9 @@ def inplace(self, fn, args, kwargs, name):
     d = self._data
     if result._data.shape != d.shape:
         _shape_error(self, result, name)
+    if not d.flags.writeable:
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
+                           "memory location. Please clone() the tensor before performing the operation.")
     d[...] = result._data
     bump_version(self, name)
     return self

@@ -41,7 +41,8 @@ __all__ = [
 def as_view(y, x):
     """Mark y (a tensor over a NumPy view of x's memory) as a view of x."""
     y._base = x._base if x._base is not None else x
-    y._vc = x._vc or counter(x)
+    c = y._vc = x._vc or counter(x)
+    y._view_ver = c.v  # a later in-place change of the base makes this view's history stale
     return y
 
 

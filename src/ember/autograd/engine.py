@@ -16,7 +16,7 @@ def _alias(g):
 
 def _root_edge(t):
     if t._grad_fn is not None:
-        return t._grad_fn, t._output_nr
+        return t.grad_fn, t._output_nr  # the property refreshes a stale view's history
     return grad_accumulator(t), 0
 
 

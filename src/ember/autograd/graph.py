@@ -277,6 +277,9 @@ def _edge(t):
         return (None, 0)
     fn = t._grad_fn
     if fn is not None:
+        if t._view_ver is not None and t._view_ver != t._vc.v:
+            from .._view_autograd import refresh_view
+            fn = refresh_view(t)
         return (fn, t._output_nr)
     return (t._accum or grad_accumulator(t), 0)
 
