@@ -60,7 +60,7 @@ def _region_bwd(ctx, g):
     return zeros(n, dtype=g.dtype, device=g.device).index_add(0, _flat_index(pos), g.reshape(-1)).reshape(base_shape)
 
 
-_COPY_SLICES = Op("copy_slices", None, _copy_slices_bwd, SAVE_NONE, node_name="CopySlices")
+_COPY_SLICES = Op("copy_slices", None, _copy_slices_bwd, SAVE_NONE, node_name="torch::autograd::CopySlices")
 _REGION = Op("as_strided", None, _region_bwd, SAVE_NONE, node_name="AsStridedBackward0")
 
 
