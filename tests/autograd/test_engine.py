@@ -144,3 +144,17 @@ def test_gradcheck_accepts_correct_and_rejects_wrong_gradient():
     wrong = Op("wrong", np.square, lambda ctx, g: g)  # d(x^2)/dx is not 1
     with pytest.raises(RuntimeError, match="Jacobian mismatch"):
         gradcheck(lambda t: dispatch1(wrong, t), (x,))
+
+
+def test_create_graph_result_is_differentiable_in_grad_outputs():
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    go = ember.tensor([3.0, 4.0], requires_grad=True)
+    (g,) = ember.autograd.grad(x * x, x, grad_outputs=go, create_graph=True)   # 2 x go
+    (ggo,) = ember.autograd.grad(g.sum(), go)
+    np.testing.assert_allclose(ggo.numpy(), [2.0, 4.0])
+
+
+def test_out_argument_refuses_inputs_that_require_grad():
+    x = ember.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="functions with out=... arguments don't support automatic differentiation"):
+        ember.add(x, 1, out=ember.empty(2))

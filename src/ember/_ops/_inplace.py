@@ -149,7 +149,7 @@ def make_inplace(fn, name, ufunc=None):
 
 def write_out(result, out, name):
     """Implements out=: copies result into out (resizing an out of the wrong shape, as torch does)."""
-    if out._requires_grad and GRAD[0]:
+    if GRAD[0] and (out._requires_grad or result._requires_grad):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
                            f"but one of the arguments requires grad.")
     _check_cast(result, out, name)

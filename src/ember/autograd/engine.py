@@ -5,13 +5,13 @@ from .graph import _ANOMALY, AccumulateGrad, grad_accumulator
 __all__ = ["run_backward"]
 
 
-def _alias(g):
-    a = g.detach() if g._requires_grad and not GRAD[0] else g
-    if a is g:
-        from .._tensor import Tensor
-        a = Tensor._make(g._data)
-        a._requires_grad, a._grad_fn, a._output_nr = g._requires_grad, g._grad_fn, g._output_nr
-    return a
+def _alias(g, create_graph):
+    """The caller's gradient as the engine will hold it. With create_graph it keeps its history (the result is
+    differentiable with respect to it); otherwise a detached alias, whose shared array is never stolen as .grad."""
+    if create_graph and g._requires_grad:
+        return g
+    from .._tensor import Tensor
+    return Tensor._make(g._data)
 
 
 def _root_edge(t):
@@ -129,7 +129,7 @@ def run_backward(tensors, grads, retain_graph, create_graph, inputs=None, accumu
     roots = []
     buffers = {}
     # roots' gradients are the caller's tensors: wrap them so that their arrays never pass as unshared
-    grads = [g if g is None else _alias(g) for g in grads]
+    grads = [g if g is None else _alias(g, create_graph) for g in grads]
     for t, g in zip(tensors, grads):
         node, nr = _root_edge(t)
         roots.append(node)
