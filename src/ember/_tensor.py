@@ -309,6 +309,7 @@ class Tensor:
                 gd = g.detach()
                 t._grad = gd.clone() if t._grad is None else t._grad + gd
             return None
+        retain._retains_grad = True
         self._grad_fn._register_tensor_hook(self._output_nr, retain)
 
     def register_post_accumulate_grad_hook(self, hook):

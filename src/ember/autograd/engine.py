@@ -99,7 +99,9 @@ def _sum_to(g, shape, node, i):
 
 
 def _call_tensor_hooks(node, grads):
-    for nr, hook in list(node._tensor_hooks):
+    hooks = node._tensor_hooks
+    # retain_grad hooks run last, whenever they were registered: .grad shows what the other hooks made of it
+    for nr, hook in sorted(hooks, key=lambda h: getattr(h[1], "_retains_grad", False)):
         g = grads[nr]
         if g is None:
             continue
@@ -176,7 +178,7 @@ def run_backward(tensors, grads, retain_graph, create_graph, inputs=None, accumu
                 out = node.apply(gbuf)
                 if node.next_functions:
                     out = _validate(node, out)
-                if _ANOMALY[0]:
+                if _ANOMALY[0] and _ANOMALY[1]:
                     _check_nan(node, out)
                 if node._hooks:
                     for hook in list(node._hooks):

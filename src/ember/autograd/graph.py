@@ -39,6 +39,12 @@ def user_location():
     return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else "<unknown>"
 
 
+def user_stack():
+    """The formatted stack of the current call without ember's own frames (anomaly mode's forward trace)."""
+    return [line for frame, line in zip(traceback.extract_stack(), traceback.format_stack())
+            if not frame.filename.startswith(_PKG_DIR)]
+
+
 def bump_version(t, opname):
     c = counter(t)
     c.v += 1
@@ -307,7 +313,7 @@ def record(op, inputs, attrs, out, extra, nout):
         node._versions = vs
     else:
         node._saved = None
-    node._trace = traceback.format_stack()[:-3] if _ANOMALY[0] else None
+    node._trace = user_stack() if _ANOMALY[0] else None
     if nout == 1:
         y = _make(out)
         if out.dtype.kind in "fcV":
