@@ -158,3 +158,22 @@ def test_out_argument_refuses_inputs_that_require_grad():
     x = ember.ones(2, requires_grad=True)
     with pytest.raises(RuntimeError, match="functions with out=... arguments don't support automatic differentiation"):
         ember.add(x, 1, out=ember.empty(2))
+
+
+def test_gradient_kept_by_a_hook_is_not_changed_by_a_later_backward():
+    x = ember.ones(3, requires_grad=True)
+    saved = []
+    x.register_hook(saved.append)
+    (x * 2).sum().backward()
+    (x * 2).sum().backward()
+    np.testing.assert_array_equal(saved[0].numpy(), [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 4.0, 4.0])
+
+
+def test_fresh_gradient_becomes_dot_grad_without_a_copy():
+    w = ember.ones(3, requires_grad=True)
+    y = w * 3
+    pointers = []  # only the address: holding the array itself would (rightly) force a copy
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: pointers.append(grad_inputs[0].data_ptr()))
+    y.sum().backward()
+    assert pointers == [w.grad.data_ptr()]

@@ -158,6 +158,7 @@ def run_backward(tensors, grads, retain_graph, create_graph, inputs=None, accumu
 
     prev = GRAD[0]
     GRAD[0] = bool(create_graph)
+    g = r = None
     try:
         ready = [n for n in dict.fromkeys(roots) if deps.get(n, 0) == 0]
         while ready:
@@ -204,6 +205,7 @@ def run_backward(tensors, grads, retain_graph, create_graph, inputs=None, accumu
                 deps[fn] = d
                 if d == 0:
                     ready.append(fn)
+            out = g = r = None  # hold no gradient across nodes: AccumulateGrad counts references (graph._owns)
     finally:
         GRAD[0] = prev
     return results

@@ -244,7 +244,7 @@ class AccumulateGrad(Node):
             if GRAD[0]:
                 t._grad = g
             else:
-                t._grad = _make(g._data) if _owns(g._data) else _make(g._data.copy())
+                t._grad = _make(g._data) if _owns(g) else _make(g._data.copy())
         elif GRAD[0] or old._requires_grad:
             t._grad = old + g
         else:
@@ -260,12 +260,14 @@ class AccumulateGrad(Node):
         return ()
 
 
-def _owns(arr):
+def _owns(g):
     # NOTE [ Stealing gradients ]
-    # An incoming gradient becomes .grad without a copy only when its array owns its memory (not a view, e.g. of
-    # an expand) and no other Tensor holds it (a user's gradient, another leaf's .grad, the same gradient routed
-    # to two leaves by add). References here: the holding Tensor's slot, the caller's argument and getrefcount's.
-    return arr.base is None and sys.getrefcount(arr) <= 3
+    # An incoming gradient becomes .grad without a copy only when nothing else can see it: its array owns its
+    # memory (not a view, e.g. of an expand) and is held by no other Tensor (a user's gradient, another leaf's
+    # .grad), and the Tensor itself is held by no one else (a hook that kept it, a second edge it was routed to).
+    # The engine keeps exactly one reference (the node's gradient list); add apply's local and getrefcount's own.
+    arr = g._data
+    return arr.base is None and sys.getrefcount(arr) <= 3 and sys.getrefcount(g) <= 4
 
 
 def grad_accumulator(t):
