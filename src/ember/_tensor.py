@@ -624,4 +624,6 @@ def numel(input):
 
 
 _dispatch._bind(Tensor._make)
+from ._ops._inplace import copy_ as _copy_  # noqa: E402
+Tensor.copy_ = _copy_
 graph._make = Tensor._make

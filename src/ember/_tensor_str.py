@@ -263,7 +263,7 @@ def tensor_repr(t, *, tensor_contents=None):
         body = tensor_contents
     grad_fn = t.grad_fn
     if grad_fn is not None:
-        suffixes.append(f"grad_fn=<{grad_fn.name()}>")
+        suffixes.append(f"grad_fn=<{grad_fn.name().rsplit('::', 1)[-1]}>")  # torch shows the class name
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     text = _add_suffixes(prefix + body, suffixes, indent)

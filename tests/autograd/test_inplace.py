@@ -108,3 +108,17 @@ def test_writing_into_an_expanded_tensor_is_refused_like_torch():
     e = ember.ones(1).expand(3)
     with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a single"):
         e.add_(ember.ones(3))
+
+
+def test_copy_broadcasts_casts_and_routes_gradient_to_source():
+    a = ember.zeros(2, 3)
+    b = ember.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    a.copy_(b)
+    assert a.grad_fn.name() == "torch::autograd::CopyBackwards" and "grad_fn=<CopyBackwards>" in repr(a)
+    (a * ember.tensor([[1.0], [10.0]])).sum().backward()
+    np.testing.assert_array_equal(b.grad.numpy(), [11.0, 11.0, 11.0])
+    c = ember.zeros(2, dtype=ember.int64)
+    c.copy_(ember.tensor([1.7, -2.2]))
+    assert c.tolist() == [1, -2] and c._version == 1
+    with pytest.raises(RuntimeError, match="must match the size"):
+        ember.zeros(3).copy_(ember.ones(2))

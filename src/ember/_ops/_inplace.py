@@ -3,6 +3,8 @@
 An in-place op computes the out-of-place result, writes it into the tensor's memory, bumps the version counter
 and moves the result's history onto the tensor (for a view, onto its base through CopySlices).
 """
+import numpy as np
+
 from .._dtype import FROM_NP, _BOOL, _COMPLEX, _FLOAT, _INT
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import bump_version
@@ -159,3 +161,51 @@ def write_out(result, out, name):
         out._data[...] = result._data
     bump_version(out, name)
     return out
+
+
+# ---------------- copy_ ----------------
+def _copy_fwd(dst, src):
+    out = np.empty_like(dst)
+    np.copyto(out, src, casting="unsafe")
+    return out
+
+
+def _copy(dst, src):
+    from ._dispatch import dispatch2
+    try:
+        return dispatch2(_COPY, dst, src)
+    except ValueError:
+        raise RuntimeError(f"The size of tensor a ({', '.join(map(str, dst.shape))}) must match the size of tensor b "
+                           f"({', '.join(map(str, src.shape))})") from None
+
+
+def copy_(self, src, non_blocking=False):
+    """Same as `torch.Tensor.copy_`: broadcasts src into self, converting dtype and device."""
+    from .._tensor import Tensor
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+    if src._data.__class__ is not self._data.__class__ or src.device != self.device:
+        src = src.to(self.device, non_blocking=non_blocking)
+    if not (GRAD[0] and (self._requires_grad or src._requires_grad)):
+        d = self._data
+        if not d.flags.writeable:
+            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                               "single memory location. Please clone() the tensor before performing the operation.")
+        try:
+            np.copyto(d, src._data, casting="unsafe")
+        except ValueError:
+            raise RuntimeError(f"The size of tensor a ({', '.join(map(str, self.shape))}) must match the size of "
+                               f"tensor b ({', '.join(map(str, src.shape))})") from None
+        bump_version(self, "copy_")
+        return self
+    return inplace(self, _copy, (src,), {}, "copy_")
+
+
+def _init_copy():
+    global _COPY
+    from ._dispatch import SAVE_NONE, Op
+    _COPY = Op("copy_", _copy_fwd, lambda ctx, g: (None, g), SAVE_NONE, node_name="torch::autograd::CopyBackwards")
+
+
+_COPY = None
+_init_copy()
