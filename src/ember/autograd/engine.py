@@ -175,10 +175,16 @@ def run_backward(tensors, grads, retain_graph, create_graph, inputs=None, accumu
                     r = hook(tuple(gbuf))
                     if r is not None:
                         gbuf = list(r)
-            if run and any(g is not None for g in gbuf):
+            if run and (gbuf[0] is not None if len(gbuf) == 1 else any(x is not None for x in gbuf)):
                 out = node.apply(gbuf)
-                if node.next_functions:
-                    out = _validate(node, out)
+                meta = node._meta
+                for i, g in enumerate(out):  # the common case: every gradient already has its input's shape/dtype
+                    if g is not None:
+                        d = g._data
+                        m = meta[i]
+                        if d.shape != m[0] or d.dtype != m[1]:
+                            out = _validate(node, out)
+                            break
                 if _ANOMALY[0] and _ANOMALY[1]:
                     _check_nan(node, out)
                 if node._hooks:
