@@ -5,9 +5,32 @@ import ml_dtypes
 import numpy as np
 
 __all__ = [
-    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
-    "complex64", "complex128", "half", "float", "double", "short", "int", "long", "cfloat", "cdouble",
-    "promote_types", "set_default_dtype", "get_default_dtype", "finfo", "iinfo",
+    "bfloat16",
+    "bool",
+    "cdouble",
+    "cfloat",
+    "complex64",
+    "complex128",
+    "double",
+    "dtype",
+    "finfo",
+    "float",
+    "float16",
+    "float32",
+    "float64",
+    "get_default_dtype",
+    "half",
+    "iinfo",
+    "int",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "long",
+    "promote_types",
+    "set_default_dtype",
+    "short",
+    "uint8",
 ]
 
 # categories, ordered: bool < integer < floating < complex
@@ -16,7 +39,7 @@ _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 
 class dtype:
     """Same as `torch.dtype`."""
-    __slots__ = ("name", "np", "_cat", "itemsize", "is_signed", "__weakref__")
+    __slots__ = ("__weakref__", "_cat", "is_signed", "itemsize", "name", "np")
 
     def __init__(self, name, np_dtype, cat, is_signed):
         self.name = name
@@ -37,7 +60,12 @@ class dtype:
         return {complex64: float32, complex128: float64}.get(self, self)
 
     def to_complex(self):
-        return {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128}.get(self, self)
+        if self._cat == _COMPLEX:
+            return self
+        if self._cat != _FLOAT:
+            from ._tensor_str import SCALAR_NAMES
+            raise RuntimeError(f"Unknown Complex ScalarType for {SCALAR_NAMES[self.name]}")
+        return complex128 if self is float64 else complex64
 
     def __repr__(self):
         return "ember." + self.name
@@ -108,7 +136,7 @@ _default = [float32]
 def set_default_dtype(d):
     """Same as `torch.set_default_dtype`: only float32/float64 (and float16/bfloat16) are accepted."""
     if not isinstance(d, dtype) or d._cat != _FLOAT:
-        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+        raise TypeError("only floating-point types are supported as the default type")
     _default[0] = d
 
 
@@ -166,38 +194,53 @@ def result_type_of(dims, zeros, scalars):
 
 class finfo:
     """Same as `torch.finfo`."""
-    __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype")
+    __slots__ = ("bits", "dtype", "eps", "max", "min", "resolution", "smallest_normal", "tiny")
 
     def __init__(self, type=None):
         type = _default[0] if type is None else type
         if type._cat not in (_FLOAT, _COMPLEX):
-            raise TypeError(f"finfo expects a floating-point or complex dtype, got {type}")
+            raise TypeError("ember.finfo() requires a floating point input type. Use ember.iinfo to handle "
+                            "'ember.finfo'")
         info = ml_dtypes.finfo(type.to_real().np)
         self.bits = info.bits
         self.eps = builtins.float(info.eps)
         self.max = builtins.float(info.max)
         self.min = builtins.float(info.min)
         self.tiny = self.smallest_normal = builtins.float(info.smallest_normal)
-        self.resolution = builtins.float(info.resolution)
+        self.resolution = 10.0 ** -info.precision  # as torch: 10 ** -digits10, so 1e-06 for float32
         self.dtype = type.to_real().name
 
+    def __eq__(self, other):
+        return isinstance(other, finfo) and self.dtype == other.dtype
+
+    def __hash__(self):
+        return hash(self.dtype)
+
     def __repr__(self):
-        return (f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, eps={self.eps}, "
-                f"smallest_normal={self.smallest_normal}, tiny={self.tiny}, dtype={self.dtype})")
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
 
 
 class iinfo:
     """Same as `torch.iinfo`."""
-    __slots__ = ("bits", "max", "min", "dtype")
+    __slots__ = ("bits", "dtype", "max", "min")
 
     def __init__(self, type):
-        if type._cat not in (_BOOL, _INT):
-            raise TypeError(f"iinfo expects an integer dtype, got {type}")
-        info = np.iinfo(type.np) if type is not bool else None
-        self.bits = info.bits if info else 8
-        self.max = builtins.int(info.max) if info else 1
-        self.min = builtins.int(info.min) if info else 0
+        if type is bool:
+            raise TypeError("ember.bool is not supported by ember.iinfo")
+        if type._cat != _INT:
+            raise TypeError("ember.iinfo() requires an integer input type. Use ember.finfo to handle 'ember.iinfo'")
+        info = np.iinfo(type.np)
+        self.bits = info.bits
+        self.max = builtins.int(info.max)
+        self.min = builtins.int(info.min)
         self.dtype = type.name
 
+    def __eq__(self, other):
+        return isinstance(other, iinfo) and self.dtype == other.dtype
+
+    def __hash__(self):
+        return hash(self.dtype)
+
     def __repr__(self):
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
