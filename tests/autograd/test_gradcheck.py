@@ -233,8 +233,6 @@ def test_real_input_complex_output():
     assert gradcheck(lambda t: (t * c).sum(), (_t(3),))
 
 
-@pytest.mark.xfail(strict=True, reason="binary.py: the backward of a multiplication by a complex Python scalar uses "
-                                       "the scalar instead of its conjugate (torch: grad_self = g * conj(other))")
 def test_multiplication_by_complex_python_scalar():
     assert gradcheck(lambda t: t * (1 + 2j), (_t(3),))
 

@@ -3,6 +3,12 @@ import numpy as np
 
 from .._device import CPU, device
 
+# NOTE [ Floating-point exceptions ]
+# torch never warns about overflow, division by zero or invalid operations (1 / 0 is inf, 0 / 0 is nan, log(-1)
+# is nan); NumPy warns by default. A per-call np.errstate costs more than a small add itself, so the error state
+# is set once, here, for the importing thread (NumPy keeps it per thread; ember's own worker threads set it too).
+np.seterr(all="ignore")
+
 # type(array) -> array module; CuPy's entry is added when CuPy is first imported
 XP = {np.ndarray: np}
 _default_devices = []

@@ -55,10 +55,7 @@ __all__ = [
     "xlogy",
 ]
 
-# NOTE [ Floating-point exceptions ]
-# torch never warns about overflow, division by zero or invalid operations (1 / 0 is inf, 0 / 0 is nan); NumPy
-# warns by default. A per-call np.errstate costs more than the add itself, so the error state is set once.
-np.seterr(all="ignore")
+# NumPy's floating-point warnings are off: NOTE [ Floating-point exceptions ] in ember/_backend/__init__.py.
 
 _BF16 = ml_dtypes.bfloat16
 

@@ -1,10 +1,8 @@
 """Elementwise unary math: one definition per op gives ember.fn, Tensor.fn, Tensor.fn_ and out=.
 
 # NOTE [ Quiet floating point ]
-torch never warns about overflow, division by zero or invalid values (log(-1) is simply nan); NumPy does, through
-the warnings module, which the test suite turns into errors. Every kernel here runs under NumPy's "ignore" error
-state. np.errstate costs ~3 us per use, so the state is switched through NumPy's own context variable (~0.4 us),
-with np.errstate as the fallback where that private name is missing.
+torch never warns about overflow, division by zero or invalid values (log(-1) is simply nan); NumPy's error state
+is set to "ignore" once, where the array layer is set up (ember/_backend/__init__.py).
 
 # NOTE [ bfloat16 kernels ]
 ml_dtypes gives bfloat16 NumPy ufunc loops (exp, log, ...), so single-ufunc kernels run on it directly. But
@@ -40,44 +38,21 @@ _PI = math.pi
 # NumPy's clip ufunc (np.clip is a slower Python wrapper; max/min chains are not vectorized for floats)
 _UCLIP = getattr(getattr(np, "_core", None) and np._core.umath, "clip", None)
 
-# ---------------- kernels: quiet floating point, bfloat16 through float32 ----------------
-try:
-    from numpy._core._ufunc_config import _extobj_contextvar as _EXT
-    with np.errstate(all="ignore"):
-        _IGNORE = _EXT.get()
-except (ImportError, AttributeError):  # another NumPy layout: the public, slower context manager
-    _EXT = _IGNORE = None
-
-
+# ---------------- kernels: bfloat16 through float32 ----------------
 def _kernel(f, composite=False):
-    """f(x, *attrs) as an op forward that never warns; composite kernels compute bfloat16 in float32."""
-    if _EXT is None:
-        def k(x, *a):
-            with np.errstate(all="ignore"):
-                if composite and x.dtype.kind == "V":
-                    return f(x.astype(np.float32), *a).astype(x.dtype)
-                return f(x, *a)
-    elif composite:
-        def k(x, *a):
-            tok = _EXT.set(_IGNORE)
-            try:
-                if x.dtype.kind == "V":
-                    return f(x.astype(np.float32), *a).astype(x.dtype)
-                return f(x, *a)
-            finally:
-                _EXT.reset(tok)
-    else:
-        def k(x, *a):
-            tok = _EXT.set(_IGNORE)
-            try:
-                return f(x, *a)
-            finally:
-                _EXT.reset(tok)
+    """f(x, *attrs) as an op forward; composite kernels compute bfloat16 in float32."""
+    if not composite:
+        return f
+
+    def k(x, *a):
+        if x.dtype.kind == "V":
+            return f(x.astype(np.float32), *a).astype(x.dtype)
+        return f(x, *a)
     return k
 
 
 def _run_inplace(uf):
-    """uf(d, out=d), quietly: the no-grad in-place fast path."""
+    """uf(d, out=d): the no-grad in-place fast path."""
     return _kernel(lambda d: uf(d, out=d))
 
 

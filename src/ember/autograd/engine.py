@@ -138,7 +138,8 @@ def run_backward(tensors, grads, retain_graph, create_graph, inputs=None, accumu
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * node.nout
-        buf[nr] = g if buf[nr] is None else buf[nr] + g
+        if g is not None:
+            buf[nr] = g if buf[nr] is None else buf[nr] + g
     deps = _dependencies(roots)
 
     capture = None   # node -> [(output slot, index in result)] for autograd.grad on non-leaf inputs
