@@ -177,3 +177,12 @@ def test_fresh_gradient_becomes_dot_grad_without_a_copy():
     y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: pointers.append(grad_inputs[0].data_ptr()))
     y.sum().backward()
     assert pointers == [w.grad.data_ptr()]
+
+
+def test_gradgradcheck_through_ops_whose_gradient_is_the_incoming_one():
+    from ember.autograd import gradgradcheck
+    rng = np.random.default_rng(0)
+    a = ember.tensor(rng.standard_normal(3), requires_grad=True)
+    b = ember.tensor(rng.standard_normal(3), requires_grad=True)
+    assert gradgradcheck(lambda x, y: x + y, (a, b))      # first derivatives are the same tensor twice
+    assert gradgradcheck(lambda x, y: x - y * 2, (a, b))
