@@ -74,7 +74,7 @@ def machine():
 
 
 def run(pattern="", threads=1, min_time=0.2, json_path=None):
-    for mod in ("ops", "autograd"):
+    for mod in ("ops", "autograd", "optim"):
         importlib.import_module(f"bench.bench_{mod}")
     libs = _libraries(threads)
     rows = []

@@ -1,0 +1,32 @@
+"""ember.optim: optimizers and learning-rate schedulers, as torch.optim."""
+from . import lr_scheduler
+from .adadelta import Adadelta
+from .adagrad import Adagrad
+from .adam import Adam
+from .adamax import Adamax
+from .adamw import AdamW
+from .asgd import ASGD
+from .lbfgs import LBFGS
+from .nadam import NAdam
+from .optimizer import Optimizer
+from .radam import RAdam
+from .rmsprop import RMSprop
+from .rprop import Rprop
+from .sgd import SGD
+
+__all__ = [
+           "ASGD",
+           "LBFGS",
+           "SGD",
+           "Adadelta",
+           "Adagrad",
+           "Adam",
+           "AdamW",
+           "Adamax",
+           "NAdam",
+           "Optimizer",
+           "RAdam",
+           "RMSprop",
+           "Rprop",
+           "lr_scheduler",
+]
