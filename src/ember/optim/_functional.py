@@ -40,10 +40,7 @@ def _load_blas():
     _AXPY[np.dtype(np.float32)] = blas.saxpy
     _AXPY[np.dtype(np.float64)] = blas.daxpy
     from .. import _threads
-    n = _threads._state["n"]
-    _threads._limiter.clear()  # its controller predates scipy's BLAS; the next limit rebuilds it
-    if n is not None:
-        _threads.set_num_threads(n)
+    _threads.reapply()  # the thread limit reaches the BLAS library just loaded
 
 
 def axpy(x, y, a, t):
