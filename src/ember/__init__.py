@@ -14,9 +14,19 @@ from ._ops.unary import *  # noqa: F401,F403
 from ._ops.binary import *  # noqa: F401,F403
 from ._ops.comparison import *  # noqa: F401,F403
 from ._ops.reduce import *  # noqa: F401,F403
+from ._ops.stats import *  # noqa: F401,F403
+from ._ops.scan import *  # noqa: F401,F403
 from ._ops.shape import *  # noqa: F401,F403
+from ._ops.join import *  # noqa: F401,F403
+from ._ops.rearrange import *  # noqa: F401,F403
 from ._ops.index import *  # noqa: F401,F403
+from ._ops.scatter import *  # noqa: F401,F403
+from ._ops.masked import *  # noqa: F401,F403
+from ._ops.sort import *  # noqa: F401,F403
 from ._ops.linalg import *  # noqa: F401,F403
+from ._ops.solve import *  # noqa: F401,F403
+from ._ops.decomp import *  # noqa: F401,F403
+from ._ops.norms import *  # noqa: F401,F403
 from ._ops.random import *  # noqa: F401,F403
 from . import autograd
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled

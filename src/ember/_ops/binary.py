@@ -1291,11 +1291,8 @@ def where(condition, input=None, other=None, *, out=None):
 
 
 def _nonzero_tuple(condition):
-    from . import index
-    nonzero = getattr(index, "nonzero", None)
-    if nonzero is not None:
-        return nonzero(condition, as_tuple=True)
-    return tuple(Tensor._make(i.astype(np.int64)) for i in np.nonzero(condition._data))
+    from .sort import nonzero
+    return nonzero(condition, as_tuple=True)
 
 
 def _where_method(self, condition, y):

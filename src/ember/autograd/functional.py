@@ -236,7 +236,7 @@ def _check_forward_mode(create_graph, strict, vectorize):
 def _jacobian_of_output(i, out, inputs, create_graph, strict):
     """One backward per element of out; the rows stacked per input."""
     from .._ops.creation import zeros_like
-    from .._ops.shape import stack
+    from .._ops.join import stack
     rows = [[] for _ in inputs]
     flat = out.reshape(-1)
     for k in range(out.numel()):

@@ -1,62 +1,71 @@
 """Same as `torch.linalg`: decompositions, solvers, inverses and norms.
 
-The ops themselves live in ember/_ops/linalg.py (shared with the top-level ember.det, ember.svd, ...); this
+The ops themselves live in ember/_ops/linalg.py (products), solve.py (inverses, determinants, solvers, matrix
+functions), decomp.py (decompositions) and norms.py, shared with the top-level ember.det, ember.svd, ...; this
 module is the public namespace, loaded on first use of `ember.linalg`.
 """
 import math
 
 import numpy as np
 
+from .._ops import _linalg_util as _lu
+from .._ops import decomp as _dc
 from .._ops import linalg as _la
-from .._ops.linalg import LinAlgError, matmul, matrix_exp, matrix_norm, matrix_power, multi_dot, vector_norm
+from .._ops import norms as _nm
+from .._ops import solve as _sv
+from .._ops._inplace import write_out as _write_out
+from .._ops._linalg_util import LinAlgError
+from .._ops.linalg import matmul, multi_dot
+from .._ops.norms import matrix_norm, vector_norm
+from .._ops.solve import matrix_exp, matrix_power
 
 __all__ = ["LinAlgError", "norm", "vector_norm", "matrix_norm", "inv", "inv_ex", "pinv", "det", "slogdet", "solve",
            "solve_ex", "solve_triangular", "lstsq", "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "eig",
            "eigvals", "svd", "svdvals", "matrix_rank", "matrix_power", "matrix_exp", "multi_dot", "cross", "vecdot",
            "matmul", "diagonal", "tensorinv", "tensorsolve", "cond"]
 
-norm = _la.linalg_norm
-inv = _la.linalg_inv
-inv_ex = _la.linalg_inv_ex
-pinv = _la.linalg_pinv
-det = _la.linalg_det
-slogdet = _la.linalg_slogdet
-solve = _la.linalg_solve
-solve_triangular = _la.linalg_solve_triangular
-lstsq = _la.linalg_lstsq
-cholesky_ex = _la.linalg_cholesky_ex
-qr = _la.linalg_qr
-eigh = _la.linalg_eigh
-eigvalsh = _la.linalg_eigvalsh
-eig = _la.linalg_eig
-eigvals = _la.linalg_eigvals
-svd = _la.linalg_svd
-svdvals = _la.linalg_svdvals
-matrix_rank = _la.linalg_matrix_rank
+norm = _nm.linalg_norm
+inv = _sv.linalg_inv
+inv_ex = _sv.linalg_inv_ex
+pinv = _dc.linalg_pinv
+det = _sv.linalg_det
+slogdet = _sv.linalg_slogdet
+solve = _sv.linalg_solve
+solve_triangular = _sv.linalg_solve_triangular
+lstsq = _dc.linalg_lstsq
+cholesky_ex = _dc.linalg_cholesky_ex
+qr = _dc.linalg_qr
+eigh = _dc.linalg_eigh
+eigvalsh = _dc.linalg_eigvalsh
+eig = _dc.linalg_eig
+eigvals = _dc.linalg_eigvals
+svd = _dc.linalg_svd
+svdvals = _dc.linalg_svdvals
+matrix_rank = _dc.linalg_matrix_rank
 cross = _la.linalg_cross
-_SolveEx = _la._structseq("linalg_solve_ex", ("result", "info"))
+_SolveEx = _lu._structseq("linalg_solve_ex", ("result", "info"))
 
 
 def cholesky(A, *, upper=False, out=None):
     """Same as `torch.linalg.cholesky`."""
-    return _la.linalg_cholesky(A, upper=upper, out=out)
+    return _dc.linalg_cholesky(A, upper=upper, out=out)
 
 
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     """Same as `torch.linalg.solve_ex`: (result, info). A singular A raises here, whatever check_errors says."""
-    x = _la.linalg_solve(A, B, left=left)
-    info = _la._const(A, np.zeros(A._data.shape[:-2], np.int32))
-    return _la._out(_SolveEx(x, info), out, "linalg_solve_ex")
+    x = _sv.linalg_solve(A, B, left=left)
+    info = _lu._const(A, np.zeros(A._data.shape[:-2], np.int32))
+    return _lu._out(_SolveEx(x, info), out, "linalg_solve_ex")
 
 
 def vecdot(x, y, *, dim=-1, out=None):
     """Same as `torch.linalg.vecdot`: sum(conj(x) * y, dim)."""
     if x._data.dtype != y._data.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
-                           f"{_la._type_name(x._data)} and y of type {_la._type_name(y._data)} instead")
-    _la._check_float(x, "linalg.vecdot")
-    r = (_la._conj(x) * y).sum(dim)
-    return r if out is None else _la.write_out(r, out, "linalg_vecdot")
+                           f"{_lu._type_name(x._data)} and y of type {_lu._type_name(y._data)} instead")
+    _lu._check_float(x, "linalg.vecdot")
+    r = (_lu._conj(x) * y).sum(dim)
+    return r if out is None else _write_out(r, out, "linalg_vecdot")
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
@@ -74,7 +83,7 @@ def tensorinv(A, ind=2, *, out=None):
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
                            f"prod(self.shape[:ind]), but got {cols} != {rows}")
     r = inv(A.reshape(rows, cols)).reshape(shape[ind:] + shape[:ind])
-    return r if out is None else _la.write_out(r, out, "linalg_tensorinv")
+    return r if out is None else _write_out(r, out, "linalg_tensorinv")
 
 
 def tensorsolve(A, B, dims=None, *, out=None):
@@ -88,7 +97,7 @@ def tensorsolve(A, B, dims=None, *, out=None):
     rows = math.prod(shape[:nb])
     x = solve(A.reshape(rows, -1), B.reshape(rows))
     r = x.reshape(shape[nb:])
-    return r if out is None else _la.write_out(r, out, "linalg_tensorsolve")
+    return r if out is None else _write_out(r, out, "linalg_tensorsolve")
 
 
 def cond(A, p=None, *, out=None):
@@ -99,4 +108,4 @@ def cond(A, p=None, *, out=None):
         r = big / small if p != -2 else small / big
     else:
         r = matrix_norm(A, p) * matrix_norm(inv(A), p)
-    return r if out is None else _la.write_out(r, out, "linalg_cond")
+    return r if out is None else _write_out(r, out, "linalg_cond")
