@@ -24,8 +24,8 @@ def bench(group):
     return register
 
 
-def _time(fn, min_time=0.2, repeats=7):
-    """Median seconds per call: calls are batched so that each timed batch lasts about min_time / repeats."""
+def _batch_size(fn, min_time, repeats):
+    """Calls per timed batch, so that one batch lasts about min_time / repeats (after a warm-up)."""
     for _ in range(3):
         fn()
     n = 1
@@ -33,17 +33,24 @@ def _time(fn, min_time=0.2, repeats=7):
         t0 = time.perf_counter()
         for _ in range(n):
             fn()
-        dt = time.perf_counter() - t0
-        if dt > min_time / repeats or n > 1_000_000:
-            break
+        if time.perf_counter() - t0 > min_time / repeats or n > 1_000_000:
+            return n
         n *= 4
-    samples = []
+
+
+def _time_interleaved(fns, min_time=0.2, repeats=9):
+    """Median seconds per call of each callable. Batches of the libraries alternate, so that both see the same
+    machine conditions: on a shared machine that matters more than the number of repeats."""
+    sizes = {k: _batch_size(f, min_time, repeats) for k, f in fns.items()}
+    samples = {k: [] for k in fns}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        samples.append((time.perf_counter() - t0) / n)
-    return statistics.median(samples)
+        for k, f in fns.items():
+            n = sizes[k]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                f()
+            samples[k].append((time.perf_counter() - t0) / n)
+    return {k: statistics.median(v) for k, v in samples.items()}
 
 
 def _libraries(threads):
@@ -83,10 +90,8 @@ def run(pattern="", threads=1, min_time=0.2, json_path=None):
     for name, fn in BENCHES.items():
         if pattern not in name:
             continue
-        times = {}
         try:
-            for lib_name, lib in libs.items():
-                times[lib_name] = _time(fn(lib), min_time)
+            times = _time_interleaved({lib_name: fn(lib) for lib_name, lib in libs.items()}, min_time)
         except Exception as e:  # a missing op in one library should not stop the table
             print(f"{name:44s} | failed: {type(e).__name__}: {e}", flush=True)
             continue

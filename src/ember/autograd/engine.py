@@ -98,8 +98,7 @@ def _sum_to(g, shape, node, i):
     return g
 
 
-def _call_tensor_hooks(node, grads):
-    hooks = node._tensor_hooks
+def _call_tensor_hooks(hooks, grads):
     # retain_grad hooks run last, whenever they were registered: .grad shows what the other hooks made of it
     for nr, hook in sorted(hooks, key=lambda h: getattr(h[1], "_retains_grad", False)):
         g = grads[nr]
@@ -165,14 +164,15 @@ def run_backward(tensors, grads, retain_graph, create_graph, inputs=None, accumu
         while ready:
             node = ready.pop()
             gbuf = buffers.pop(node, None) or [None] * node.nout
-            if node._tensor_hooks:
-                _call_tensor_hooks(node, gbuf)
+            x = node._x
+            if x is not None and x.tensor:
+                _call_tensor_hooks(x.tensor, gbuf)
             run = needed is None or node in needed
             if capture is not None and node in capture:
                 for nr, k in capture[node]:
                     results[k] = gbuf[nr]
-            if run and node._pre_hooks:
-                for hook in list(node._pre_hooks):
+            if run and x is not None and x.pre:
+                for hook in list(x.pre):
                     r = hook(tuple(gbuf))
                     if r is not None:
                         gbuf = list(r)
@@ -188,8 +188,8 @@ def run_backward(tensors, grads, retain_graph, create_graph, inputs=None, accumu
                             break
                 if _ANOMALY[0] and _ANOMALY[1]:
                     _check_nan(node, out)
-                if node._hooks:
-                    for hook in list(node._hooks):
+                if x is not None and x.post:
+                    for hook in list(x.post):
                         r = hook(tuple(out), tuple(gbuf))
                         if r is not None:
                             out = list(r)

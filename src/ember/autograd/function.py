@@ -19,7 +19,7 @@ import warnings
 from .._backend import XP
 from .._tensor import Tensor
 from .grad_mode import GRAD
-from .graph import _ANOMALY, _FREED, _FREED_MSG, Node, bump_version, counter, grad_accumulator, version_error
+from .graph import _ANOMALY, _FREED, _FREED_MSG, Node, _NodeExtras, bump_version, counter, grad_accumulator, version_error
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "InplaceFunction", "once_differentiable"]
 
@@ -339,8 +339,7 @@ def _init_node(ctx, args):
     ctx._meta = meta
     ctx._is_tensor = is_tensor
     ctx._nargs = len(args)
-    ctx._pre_hooks = ctx._hooks = ctx._tensor_hooks = None
-    ctx._trace = _forward_trace() if _ANOMALY[0] else None
+    ctx._x = _NodeExtras(_forward_trace()) if _ANOMALY[0] else None
 
 
 _PKG_DIR = __file__.rsplit("/", 2)[0]
@@ -392,7 +391,7 @@ class _DelayedError(Node):
         self.nout = nout
         self.next_functions = ()
         self._meta = ()
-        self._pre_hooks = self._hooks = self._tensor_hooks = self._trace = None
+        self._x = None
 
     def apply(self, grads):
         raise RuntimeError(self.msg)

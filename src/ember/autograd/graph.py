@@ -78,10 +78,18 @@ def version_error(t, saved_version, node_name):
     return RuntimeError(msg)
 
 
+class _NodeExtras:
+    """What few nodes have: hooks and, in anomaly mode, the forward traceback (kept out of Node's hot slots)."""
+    __slots__ = ("pre", "post", "tensor", "trace")
+
+    def __init__(self, trace=None):
+        self.pre = self.post = self.tensor = None
+        self.trace = trace
+
+
 class Node:
     """Same as `torch.autograd.graph.Node`: an entry of the backward graph (a tensor's grad_fn)."""
-    __slots__ = ("next_functions", "_meta", "_pre_hooks", "_hooks", "_tensor_hooks", "_trace", "metadata_",
-                 "__weakref__")
+    __slots__ = ("next_functions", "_meta", "_x", "metadata_", "__weakref__")
     _name = "Node"
     nout = 1
 
@@ -105,33 +113,50 @@ class Node:
             self.metadata_ = {}
             return self.metadata_
 
+    def _extras(self):
+        x = self._x
+        if x is None:
+            x = self._x = _NodeExtras()
+        return x
+
+    @property
+    def _pre_hooks(self):
+        return self._x and self._x.pre
+
+    @property
+    def _hooks(self):
+        return self._x and self._x.post
+
+    @property
+    def _tensor_hooks(self):
+        return self._x and self._x.tensor
+
+    @property
+    def _trace(self):
+        return self._x and self._x.trace
+
     def register_hook(self, fn):
         """fn(grad_inputs, grad_outputs) runs after this node; it may return replacement grad_inputs."""
-        hooks = _slot(self, "_hooks")
-        hooks.append(fn)
-        return _Handle(hooks, fn)
+        x = self._extras()
+        if x.post is None:
+            x.post = []
+        x.post.append(fn)
+        return _Handle(x.post, fn)
 
     def register_prehook(self, fn):
         """fn(grad_outputs) runs before this node; it may return replacement grad_outputs."""
-        hooks = _slot(self, "_pre_hooks")
-        hooks.append(fn)
-        return _Handle(hooks, fn)
+        x = self._extras()
+        if x.pre is None:
+            x.pre = []
+        x.pre.append(fn)
+        return _Handle(x.pre, fn)
 
     def _register_tensor_hook(self, output_nr, fn):
-        hooks = _slot(self, "_tensor_hooks")
-        hooks.append((output_nr, fn))
-        return _Handle(hooks, (output_nr, fn))
-
-
-def _slot(node, name):
-    try:
-        value = getattr(node, name)
-    except AttributeError:
-        value = None
-    if value is None:
-        value = []
-        setattr(node, name, value)
-    return value
+        x = self._extras()
+        if x.tensor is None:
+            x.tensor = []
+        x.tensor.append((output_nr, fn))
+        return _Handle(x.tensor, (output_nr, fn))
 
 
 class _Handle:
@@ -157,7 +182,7 @@ class _Handle:
 
 class OpNode(Node):
     """The grad_fn of a built-in op: holds the op, its non-tensor arguments and what it saved."""
-    __slots__ = ("op", "attrs", "extra", "_saved", "_versions", "_saved_out", "nout")
+    __slots__ = ("op", "attrs", "extra", "_saved", "_versions", "_saved_out")
 
     def name(self):
         return self.op.node_name
@@ -221,14 +246,15 @@ class OpNode(Node):
 
 class AccumulateGrad(Node):
     """Accumulates incoming gradients into a leaf's .grad."""
-    __slots__ = ("_var",)
+    __slots__ = ("_var", "_edge")
     _name = "torch::autograd::AccumulateGrad"
 
     def __init__(self, t):
         self.next_functions = ()
         self._meta = ((t._data.shape, t._data.dtype),)
-        self._pre_hooks = self._hooks = self._tensor_hooks = self._trace = None
+        self._x = None
         self._var = weakref.ref(t)
+        self._edge = (self, 0)  # the graph edge to this leaf, made once
 
     @property
     def variable(self):
@@ -280,30 +306,40 @@ def grad_accumulator(t):
 _new = object.__new__
 
 
+class OpNodeN(OpNode):
+    """An OpNode with several outputs."""
+    __slots__ = ("nout",)
+
+
 def _edge(t):
     if not t._requires_grad:
-        return (None, 0)
+        return _NO_EDGE
     fn = t._grad_fn
     if fn is not None:
         if t._view_ver is not None and t._view_ver != t._vc.v:
             from .._view_autograd import refresh_view
             fn = refresh_view(t)
         return (fn, t._output_nr)
-    return (t._accum or grad_accumulator(t), 0)
+    return (t._accum or grad_accumulator(t))._edge
+
+
+_NO_EDGE = (None, 0)
 
 
 def record(op, inputs, attrs, out, extra, nout):
     """Build the grad_fn for an op whose inputs require grad; returns the output tensor(s)."""
-    node = _new(OpNode)
+    if nout == 1:
+        node = _new(OpNode)
+    else:
+        node = _new(OpNodeN)
+        node.nout = nout
     node.op = op
     node.attrs = attrs
     node.extra = extra
-    node.nout = nout
-    node._pre_hooks = node._hooks = node._tensor_hooks = None
+    node._x = _NodeExtras(user_stack()) if _ANOMALY[0] else None
     node.next_functions = tuple([_edge(t) for t in inputs])
     node._meta = [(t._data.shape, t._data.dtype) for t in inputs]
-    save = op.save
-    if save & 1:
+    if op.save & 1:
         vs = []
         for t in inputs:
             c = t._vc
@@ -315,7 +351,6 @@ def record(op, inputs, attrs, out, extra, nout):
         node._versions = vs
     else:
         node._saved = None
-    node._trace = user_stack() if _ANOMALY[0] else None
     if nout == 1:
         y = _make(out)
         if out.dtype.kind in "fcV":
@@ -331,7 +366,7 @@ def record(op, inputs, attrs, out, extra, nout):
                 y._grad_fn = node
                 y._output_nr = i
         result = outs
-    if save & 2:
+    if op.save & 2:
         so = []
         for y in outs:
             c = y._vc = _Version()
