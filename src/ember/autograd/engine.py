@@ -1,6 +1,6 @@
 """The backward engine: runs graph nodes in dependency order (iteratively, never by recursion)."""
 from .grad_mode import GRAD
-from .graph import _ANOMALY, AccumulateGrad, grad_accumulator
+from .graph import _ANOMALY, AccumulateGrad, OpNode, grad_accumulator
 
 __all__ = ["run_backward"]
 
@@ -109,6 +109,22 @@ def _call_tensor_hooks(hooks, grads):
             grads[nr] = r
 
 
+def _before(node, x, gbuf, needed, capture, results):
+    """Tensor hooks, gradient capture for autograd.grad and pre-hooks; returns (whether to run node, gradients)."""
+    if x is not None and x.tensor:
+        _call_tensor_hooks(x.tensor, gbuf)
+    if capture is not None and node in capture:
+        for nr, k in capture[node]:
+            results[k] = gbuf[nr]
+    run = needed is None or node in needed
+    if run and x is not None and x.pre:
+        for hook in list(x.pre):
+            r = hook(tuple(gbuf))
+            if r is not None:
+                gbuf = list(r)
+    return run, gbuf
+
+
 def _check_nan(node, grads):
     for i, g in enumerate(grads):
         if g is not None and g._data.dtype.kind in "fc":
@@ -161,23 +177,22 @@ def run_backward(tensors, grads, retain_graph, create_graph, inputs=None, accumu
     g = r = None
     try:
         ready = [n for n in dict.fromkeys(roots) if deps.get(n, 0) == 0]
+        plain = needed is None and capture is None
+        check_nan = _ANOMALY[0] and _ANOMALY[1]
         while ready:
             node = ready.pop()
             gbuf = buffers.pop(node, None) or [None] * node.nout
             x = node._x
-            if x is not None and x.tensor:
-                _call_tensor_hooks(x.tensor, gbuf)
-            run = needed is None or node in needed
-            if capture is not None and node in capture:
-                for nr, k in capture[node]:
-                    results[k] = gbuf[nr]
-            if run and x is not None and x.pre:
-                for hook in list(x.pre):
-                    r = hook(tuple(gbuf))
-                    if r is not None:
-                        gbuf = list(r)
-            if run and (gbuf[0] is not None if len(gbuf) == 1 else any(x is not None for x in gbuf)):
-                out = node.apply(gbuf)
+            run = True
+            if x is not None or not plain:
+                run, gbuf = _before(node, x, gbuf, needed, capture, results)
+            if run and (gbuf[0] is not None if len(gbuf) == 1 else any(v is not None for v in gbuf)):
+                if node.__class__ is OpNode:  # a built-in op: its backward directly
+                    out = node.op.bwd(node, gbuf[0])
+                    if out.__class__ is not tuple:
+                        out = (out,)
+                else:
+                    out = node.apply(gbuf)
                 meta = node._meta
                 for i, g in enumerate(out):  # the common case: every gradient already has its input's shape/dtype
                     if g is not None:
@@ -186,7 +201,7 @@ def run_backward(tensors, grads, retain_graph, create_graph, inputs=None, accumu
                         if d.shape != m[0] or d.dtype != m[1]:
                             out = _validate(node, out)
                             break
-                if _ANOMALY[0] and _ANOMALY[1]:
+                if check_nan:
                     _check_nan(node, out)
                 if x is not None and x.post:
                     for hook in list(x.post):
@@ -198,10 +213,11 @@ def run_backward(tensors, grads, retain_graph, create_graph, inputs=None, accumu
             if not retain_graph:
                 node.release()
             nf = node.next_functions
-            for i, (fn, nr) in enumerate(nf):
+            if len(out) < len(nf):
+                out = tuple(out) + (None,) * (len(nf) - len(out))
+            for (fn, nr), g in zip(nf, out):
                 if fn is None:
                     continue
-                g = out[i] if i < len(out) else None
                 if g is not None:
                     buf = buffers.get(fn)
                     if buf is None:
