@@ -1,0 +1,2 @@
+"""nn.functional: activation."""
+__all__ = []

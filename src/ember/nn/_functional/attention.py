@@ -1,0 +1,2 @@
+"""nn.functional: attention."""
+__all__ = []

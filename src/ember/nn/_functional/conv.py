@@ -1,0 +1,2 @@
+"""nn.functional: conv."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""nn.functional: embedding."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""nn.functional: normalization."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""nn.functional: padding."""
+__all__ = []

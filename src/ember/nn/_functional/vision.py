@@ -1,0 +1,2 @@
+"""nn.functional: vision."""
+__all__ = []

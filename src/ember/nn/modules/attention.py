@@ -1,0 +1,2 @@
+"""nn modules: attention."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""nn modules: channelshuffle."""
+__all__ = []

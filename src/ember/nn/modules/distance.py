@@ -1,0 +1,2 @@
+"""nn modules: distance."""
+__all__ = []

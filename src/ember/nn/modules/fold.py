@@ -1,0 +1,2 @@
+"""nn modules: fold."""
+__all__ = []

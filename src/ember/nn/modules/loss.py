@@ -1,0 +1,2 @@
+"""nn modules: loss."""
+__all__ = []

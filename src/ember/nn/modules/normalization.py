@@ -1,0 +1,2 @@
+"""nn modules: normalization."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""nn modules: pixelshuffle."""
+__all__ = []

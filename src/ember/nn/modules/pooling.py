@@ -1,0 +1,2 @@
+"""nn modules: pooling."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""nn modules: upsampling."""
+__all__ = []
