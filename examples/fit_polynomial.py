@@ -1,27 +1,28 @@
-"""Fit a cubic polynomial to sin(x) on [-pi, pi] with ember tensors and autograd (plain gradient descent)."""
-import math
+"""Fit y = sin(x) on [-pi, pi] with a cubic polynomial, using ember tensors and autograd.
 
-import numpy as np
+This is PyTorch's own autograd tutorial program: with `import ember as torch` it runs unchanged.
+"""
+import math
 
 import ember as torch
 
 
-def main(steps=2000, lr=1e-6):
-    torch.manual_seed(0) if hasattr(torch, "manual_seed") else None
-    x = torch.from_numpy(np.linspace(-math.pi, math.pi, 2000))
-    y = torch.from_numpy(np.sin(np.linspace(-math.pi, math.pi, 2000)))
-    a, b, c, d = (torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (0.1, -0.2, 0.3, -0.1))
-    for step in range(steps):
-        pred = a + b * x + c * x * x + d * x * x * x
-        loss = ((pred - y) * (pred - y)).sum()
-        if step % 400 == 399:
-            print(f"step {step + 1:5d}  loss {loss.item():10.3f}")
+def main(steps=2000, learning_rate=1e-6):
+    torch.manual_seed(0)
+    x = torch.linspace(-math.pi, math.pi, 2000, dtype=torch.float64)
+    y = torch.sin(x)
+    a, b, c, d = (torch.randn((), dtype=torch.float64, requires_grad=True) for _ in range(4))
+    for t in range(steps):
+        y_pred = a + b * x + c * x ** 2 + d * x ** 3
+        loss = (y_pred - y).pow(2).sum()
+        if t % 400 == 399:
+            print(f"step {t + 1:5d}  loss {loss.item():10.4f}")
         loss.backward()
         with torch.no_grad():
             for p in (a, b, c, d):
-                p -= lr * p.grad
+                p -= learning_rate * p.grad
                 p.grad = None
-    print(f"result: y = {a.item():.4f} + {b.item():.4f} x + {c.item():.4f} x^2 + {d.item():.4f} x^3")
+    print(f"Result: y = {a.item():.4f} + {b.item():.4f} x + {c.item():.4f} x^2 + {d.item():.4f} x^3")
     return loss.item()
 
 
