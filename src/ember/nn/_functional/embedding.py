@@ -1,2 +1,212 @@
-"""nn.functional: embedding."""
-__all__ = []
+"""nn.functional: embedding, embedding_bag and one_hot."""
+import numpy as np
+
+from ..._ops._dispatch import Op, dispatch1, wrap
+from ...autograd.grad_mode import GRAD
+from ...autograd.graph import bump_version
+
+__all__ = ["embedding", "embedding_bag", "one_hot"]
+
+_INDEX_KINDS = (np.int64, np.int32)
+
+
+def _check_indices(indices, what="embedding"):
+    if indices._data.dtype.type not in _INDEX_KINDS:
+        name = indices.type().split(".")[-1]
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got torch.{name} instead (while checking arguments for {what})")
+
+
+def _check_range(idx, n):
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise IndexError("index out of range in self")
+
+
+# ----- embedding: a gather whose backward scatters rows back (index_add, so it is differentiable again) -----
+
+def _embedding_fwd(w, idx, padding_idx, scale_grad_by_freq):
+    return w[idx]
+
+
+def _embedding_bwd(ctx, g):
+    idx, padding_idx, scale = ctx.attrs
+    num, dim = ctx.shapes[0]
+    flat = idx.reshape(-1)
+    if GRAD[0]:
+        return (_embedding_grad_graph(g, flat, num, dim, padding_idx, scale),)
+    g2 = g._data.reshape(-1, dim)
+    if scale or padding_idx is not None:
+        g2 = _mask_scale(g2.copy(), flat, num, padding_idx, scale)
+    gw = np.zeros((num, dim), dtype=g2.dtype)
+    np.add.at(gw, flat, g2)
+    return (wrap(gw),)
+
+
+def _mask_scale(g2, flat, num, padding_idx, scale):
+    if scale:
+        g2 /= np.bincount(flat, minlength=num)[flat][:, None]
+    if padding_idx is not None:
+        g2[flat == padding_idx] = 0
+    return g2
+
+
+def _embedding_grad_graph(g, flat, num, dim, padding_idx, scale):
+    g2 = g.reshape(-1, dim)
+    if scale or padding_idx is not None:
+        factor = np.ones(flat.shape, dtype=g._data.dtype)
+        if scale:
+            factor /= np.bincount(flat, minlength=num)[flat]
+        if padding_idx is not None:
+            factor[flat == padding_idx] = 0
+        g2 = g2 * wrap(factor[:, None])
+    return g2.new_zeros((num, dim)).index_add(0, wrap(flat.astype(np.int64)), g2)
+
+
+_EMBEDDING = Op("embedding", _embedding_fwd, _embedding_bwd, node_name="EmbeddingBackward0")
+
+
+def _renorm_(weight, idx, max_norm, norm_type):
+    """Rescales, in place, the rows of weight that idx references whose norm exceeds max_norm (as torch)."""
+    w = weight._data
+    rows = np.unique(idx)
+    sub = w[rows]
+    if norm_type == np.inf:
+        norms = np.abs(sub).max(1)
+    else:
+        norms = (np.abs(sub) ** norm_type).sum(1) ** (1.0 / norm_type)
+    hit = norms > max_norm
+    if hit.any():
+        scale = (max_norm / (norms[hit] + 1e-7)).astype(w.dtype)
+        w[rows[hit]] = sub[hit] * scale[:, None]
+        bump_version(weight, "embedding_renorm_")
+
+
+def _padding(padding_idx, num):
+    if padding_idx is None:
+        return None
+    if padding_idx > 0:
+        assert padding_idx < num, "Padding_idx must be within num_embeddings"
+    elif padding_idx < 0:
+        assert padding_idx >= -num, "Padding_idx must be within num_embeddings"
+        padding_idx += num
+    return padding_idx
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    """Same as `torch.nn.functional.embedding`; sparse gradients are not supported (sparse=True is an error)."""
+    if sparse:
+        raise NotImplementedError("ember does not support sparse gradients: use sparse=False")
+    num = weight.shape[0]
+    padding_idx = _padding(padding_idx, num)
+    _check_indices(input)
+    idx = input._data
+    _check_range(idx, num)
+    if max_norm is not None:
+        _renorm_(weight, idx, max_norm, norm_type)
+    return dispatch1(_EMBEDDING, weight, idx, padding_idx, bool(scale_grad_by_freq))
+
+
+# ----- embedding_bag: embedding, then a per-bag sum / mean / max -----
+
+def _bag_ids(input, offsets, include_last_offset):
+    """(flat indices, bag id of each, number of bags) from a 1-D input with offsets or a 2-D input."""
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             "fixed length sequences. However, found offsets of type "
+                             f"{type(offsets)}".replace("ember._tensor.Tensor", "torch.Tensor"))
+        b, length = input.shape
+        return input._data.reshape(-1), np.repeat(np.arange(b), length), b
+    if input.dim() != 1:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if offsets is None:
+        raise ValueError("offsets has to be a 1D Tensor but got None")
+    if offsets.dim() != 1:
+        raise ValueError("offsets has to be a 1D Tensor")
+    off = offsets._data.astype(np.int64)
+    n = input.shape[0]
+    if include_last_offset:
+        starts, b = off[:-1], off.shape[0] - 1
+    else:
+        starts, b = off, off.shape[0]
+    counts = np.diff(np.append(starts, n if not include_last_offset else off[-1]))
+    ids = np.repeat(np.arange(b), np.maximum(counts, 0))
+    return input._data[:ids.shape[0]], ids, b
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Same as `torch.nn.functional.embedding_bag`; sparse gradients are not supported."""
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "
+                                  "on GitHub.")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    _check_indices(input, "embedding_bag")
+    flat, ids, b = _bag_ids(input, offsets, include_last_offset)
+    num, dim = weight.shape
+    padding_idx = _padding(padding_idx, num)
+    _check_range(flat, num)
+    keep = None
+    if padding_idx is not None:
+        keep = flat != padding_idx
+        flat, ids = flat[keep], ids[keep]
+    if max_norm is not None:
+        _renorm_(weight, flat, max_norm, norm_type)
+    rows = dispatch1(_EMBEDDING, weight, flat, None, bool(scale_grad_by_freq))
+    if per_sample_weights is not None:
+        psw = per_sample_weights.reshape(-1)
+        if keep is not None:
+            psw = psw[wrap(np.flatnonzero(keep))]
+        rows = rows * psw.unsqueeze(1).to(rows.dtype)
+    counts = np.bincount(ids, minlength=b)
+    if mode == "max":
+        return _bag_max(rows, ids, counts, b, dim)
+    out = rows.new_zeros((b, dim)).index_add(0, wrap(ids.astype(np.int64)), rows)
+    if mode == "mean":
+        out = out / wrap(np.maximum(counts, 1).astype(out._data.dtype)[:, None])
+    return out
+
+
+def _bag_max(rows, ids, counts, b, dim):
+    """Per-bag, per-column maximum as a gather of the winning rows (empty bags give zeros)."""
+    r = rows._data
+    best = np.full((b, dim), -np.inf, dtype=r.dtype)
+    np.maximum.at(best, ids, r)
+    # the first row of each bag reaching the maximum wins, as a gather index
+    win = np.zeros((b, dim), dtype=np.int64)
+    pos = np.arange(r.shape[0])
+    hit = r == best[ids]
+    cand = np.where(hit, pos[:, None], r.shape[0])
+    first = np.full((b, dim), r.shape[0], dtype=np.int64)
+    np.minimum.at(first, ids, cand)
+    empty = counts == 0
+    win[~empty] = first[~empty]
+    out = rows.gather(0, wrap(win)) if r.shape[0] else rows.new_zeros((b, dim))
+    if empty.any() and r.shape[0]:
+        out = out * wrap((~empty).astype(r.dtype)[:, None])
+    return out
+
+
+# ----- one_hot -----
+
+def one_hot(tensor, num_classes=-1):
+    """Same as `torch.nn.functional.one_hot`."""
+    a = tensor._data
+    if a.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if a.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(a.max()) + 1
+    if a.size:
+        if a.min() < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if a.max() >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    out = np.zeros(a.shape + (num_classes,), dtype=np.int64)
+    np.put_along_axis(out, a[..., None], 1, axis=-1)
+    return wrap(out)
+

@@ -1,2 +1,419 @@
-"""nn.functional: normalization."""
-__all__ = []
+"""nn.functional: normalization (batch/layer/group/instance/RMS norm, local response norm) and distances.
+
+NOTE [ Fused normalization ]
+batch_norm, layer_norm, group_norm, instance_norm and rms_norm share one fused op. The public function computes,
+in NumPy, the statistics (mean, 1/std) and the normalized input xhat over a "statistics view" of x (x itself, or
+(N, groups, -1) for group norm), so running statistics are updated without a graph; the op's forward is then only
+the affine step y = xhat * w + b. The backward is the standard formula over the reduced axes R (n elements):
+    gx = invstd * (gxhat - mean_R(gxhat) - xhat * mean_R(gxhat * xhat)),   gxhat = g * w
+with the centring term dropped for RMS norm and both mean terms dropped when fixed (running) statistics were used.
+Without create_graph it runs in NumPy (reductions of products through einsum, so no temporaries); with
+create_graph it recomputes the statistics from x in ember ops, so the result is differentiable again.
+xhat is kept for the backward only when the output is a separate array (with an affine step): otherwise the
+output is xhat itself and an in-place change to it (a following ReLU(inplace=True)) must not reach the backward.
+"""
+import numbers
+import string
+
+import numpy as np
+
+import ember
+
+from ..._ops._dispatch import Op, dispatch, wrap
+from ...autograd.grad_mode import GRAD
+from ...autograd.graph import bump_version
+
+__all__ = [
+    "batch_norm",
+    "cosine_similarity",
+    "group_norm",
+    "instance_norm",
+    "layer_norm",
+    "local_response_norm",
+    "normalize",
+    "pairwise_distance",
+    "pdist",
+    "rms_norm",
+]
+
+
+# ----- reductions without temporaries -----
+
+_SUBSCRIPTS = {}
+
+
+def _subscripts(ndim, axes, nops):
+    key = (ndim, axes, nops)
+    s = _SUBSCRIPTS.get(key)
+    if s is None:
+        letters = string.ascii_letters[:ndim]
+        kept = "".join(c for i, c in enumerate(letters) if i not in axes)
+        s = _SUBSCRIPTS[key] = ",".join([letters] * nops) + "->" + kept
+    return s
+
+
+def _keep(r, shape, axes):
+    return r.reshape(tuple(1 if i in axes else n for i, n in enumerate(shape)))
+
+
+def _sum(a, axes):
+    """a.sum(axes, keepdims=True); einsum is several times faster than ndarray.sum over several axes."""
+    return _keep(np.einsum(_subscripts(a.ndim, axes, 1), a), a.shape, axes)
+
+
+def _dot(a, b, axes):
+    """(a * b).sum(axes, keepdims=True) without the product temporary."""
+    return _keep(np.einsum(_subscripts(a.ndim, axes, 2), a, b), a.shape, axes)
+
+
+# ----- the fused op (NOTE [ Fused normalization ]) -----
+# attrs: xhat in x's shape (the forward's input), xhat kept for the backward (or None), mu (None for RMS norm),
+# invstd, axes (reduced axes of the statistics view), sshape (statistics view shape, None for x's own shape),
+# wview (shape w and b take to broadcast against x, or None), waxes (axes summed for gw/gb), has_w, has_b,
+# fixed (statistics are constants), eps
+
+def _norm_fwd(x, *args):
+    *wb, xhat, saved, _, _, _, _, wview, _, has_w, has_b, _, _ = args
+    if not (has_w or has_b):
+        return xhat
+    # without a graph nothing keeps xhat, so the affine step may overwrite it
+    y = xhat if saved is None else xhat.copy()
+    if has_w:
+        y *= wb[0] if wview is None else wb[0].reshape(wview)
+    if has_b:
+        y += wb[-1] if wview is None else wb[-1].reshape(wview)
+    return y
+
+
+def _xhat(xa, mu, invstd, sshape):
+    """The normalized input, in the statistics view."""
+    xs = xa if sshape is None else xa.reshape(sshape)
+    y = xs - mu if mu is not None else xs.copy()
+    y *= invstd
+    return y
+
+
+def _norm_bwd(ctx, g):
+    if GRAD[0]:
+        return _norm_bwd_graph(ctx, g, ctx.inputs[0])
+    _, xhat, mu, invstd, axes, sshape, wview, waxes, has_w, has_b, fixed, _ = ctx.attrs
+    need = ctx.needs_input_grad
+    xa, ga = ctx.inputs[0]._data, g._data
+    xs_shape = xa.shape if sshape is None else sshape
+    xhat = _xhat(xa, mu, invstd, sshape) if xhat is None else xhat
+    xh = xhat.reshape(xa.shape)
+    w = None
+    if has_w:
+        w = ctx.inputs[1]._data if wview is None else ctx.inputs[1]._data.reshape(wview)
+    gw = _dot(ga, xh, waxes) if has_w and need[1] or not fixed and sshape is None and axes == waxes else None
+    gb = _sum(ga, waxes) if has_b and need[-1] or not fixed and sshape is None and axes == waxes else None
+    grads = [None]
+    if need[0]:
+        grads[0] = wrap(_input_grad(ga, xhat, w, invstd, mu is not None, axes, waxes, xs_shape, fixed, gw, gb)
+                        .reshape(xa.shape).astype(xa.dtype, copy=False))
+    if has_w:
+        grads.append(wrap(gw.reshape(ctx.shapes[1])) if need[1] else None)
+    if has_b:
+        grads.append(wrap(gb.reshape(ctx.shapes[-1])) if need[-1] else None)
+    return tuple(grads)
+
+
+def _input_grad(ga, xhat, w, invstd, center, axes, waxes, xs_shape, fixed, gw, gb):
+    if fixed:
+        return ga * (invstd if w is None else w * invstd)
+    n = ga.size // invstd.size
+    if axes == waxes and ga.shape == xs_shape:
+        # batch norm: w is constant over R, so mean_R(g w xhat) = w gw / n and mean_R(g w) = w gb / n
+        scale = invstd if w is None else w * invstd
+        gx = xhat * (gw / n)
+        np.subtract(ga, gx, out=gx)
+        if center:
+            gx -= gb / n
+        gx *= scale
+        return gx
+    gxhat = ga if w is None else ga * w
+    gxhat = gxhat.reshape(xs_shape)
+    gx = xhat * (_dot(gxhat, xhat, axes) / n)
+    np.subtract(gxhat, gx, out=gx)
+    if center:
+        gx -= _sum(gxhat, axes) / n
+    gx *= invstd
+    return gx
+
+
+def _norm_bwd_graph(ctx, g, x):
+    """The backward in ember ops, with statistics recomputed from x so it is differentiable again."""
+    _, _, mu, invstd, axes, sshape, wview, waxes, has_w, has_b, fixed, eps = ctx.attrs
+    xs = x if sshape is None else x.reshape(sshape)
+    if fixed:
+        m, inv = wrap(mu), wrap(invstd)
+    else:
+        m = xs.mean(axes, keepdim=True) if mu is not None else None
+        xc = xs - m if m is not None else xs
+        inv = ((xc * xc).mean(axes, keepdim=True) + eps).rsqrt()
+    xhat = (xs - m) * inv if m is not None else xs * inv
+    w = None
+    if has_w:
+        w = ctx.inputs[1] if wview is None else ctx.inputs[1].reshape(wview)
+    gxhat = g if w is None else g * w
+    gs = gxhat if sshape is None else gxhat.reshape(sshape)
+    if fixed:
+        gx = gs * inv
+    else:
+        gx = gs - xhat * (gs * xhat).mean(axes, keepdim=True)
+        if m is not None:
+            gx = gx - gs.mean(axes, keepdim=True)
+        gx = gx * inv
+    grads = [gx.reshape(x.shape)]
+    xhat = xhat.reshape(x.shape)
+    if has_w:
+        grads.append((g * xhat).sum(waxes).reshape(ctx.shapes[1]))
+    if has_b:
+        grads.append(g.sum(waxes).reshape(ctx.shapes[-1]))
+    return tuple(grads)
+
+
+_OPS = {}
+
+
+def _op_named(name):
+    op = _OPS.get(name)
+    if op is None:
+        op = _OPS[name] = Op(name, _norm_fwd, _norm_bwd, save=1, node_name=name)
+    return op
+
+
+def _apply(name, x, weight, bias, xhat, mu, invstd, axes, sshape, wview, waxes, fixed, eps):
+    ins = [x]
+    if weight is not None:
+        ins.append(weight)
+    if bias is not None:
+        ins.append(bias)
+    y = xhat if sshape is None else xhat.reshape(x.shape)
+    saved = None
+    if GRAD[0] and (weight is not None or bias is not None):
+        for t in ins:
+            if t._requires_grad:
+                saved = xhat
+                break
+    return dispatch(_op_named(name), tuple(ins), y, saved, mu, invstd, axes, sshape, wview, waxes,
+                    weight is not None, bias is not None, fixed, eps)
+
+
+def _stats(xs, axes, eps, center=True):
+    """Mean (None without centring), biased variance, 1/sqrt(var + eps) and xhat of a NumPy array over axes."""
+    n = 1
+    for a in axes:
+        n *= xs.shape[a]
+    n = max(n, 1)
+    mu = _sum(xs, axes) / n if center else None
+    xc = xs - mu if center else xs
+    var = _dot(xc, xc, axes)
+    var /= n
+    invstd = 1.0 / np.sqrt(var + eps)
+    if center:
+        xc *= invstd
+        return mu, var, invstd.astype(xs.dtype, copy=False), xc
+    invstd = invstd.astype(xs.dtype, copy=False)
+    return mu, var, invstd, xs * invstd
+
+
+# ----- batch norm -----
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """Same as `torch.nn.functional.batch_norm`."""
+    x = input
+    if x.dim() < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(x.dim(), 1)}, "
+                         f"{max(x.dim(), 1) - 1}], but got 1)")
+    c = x.shape[1]
+    if training and x.numel() // c == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {x.shape!r}")
+    for t, what in ((running_mean, "running_mean"), (running_var, "running_var"), (weight, "weight"),
+                    (bias, "bias")):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{what} should contain {c} elements not {t.numel()}")
+    axes = (0,) + tuple(range(2, x.dim()))
+    view = (1, c) + (1,) * (x.dim() - 2)
+    xa = x._data
+    if training or running_mean is None:
+        mu, var, invstd, xhat = _stats(xa, axes, eps)
+        if training and running_mean is not None:
+            n = xa.size // c
+            _update_running(running_mean, mu.reshape(c), momentum)
+            _update_running(running_var, var.reshape(c) * (n / max(n - 1, 1)), momentum)
+        fixed = False
+    else:
+        mu = running_mean._data.reshape(view).astype(xa.dtype, copy=False)
+        invstd = (1.0 / np.sqrt(running_var._data.reshape(view) + eps)).astype(xa.dtype, copy=False)
+        xhat = _xhat(xa, mu, invstd, None)
+        fixed = True
+    return _apply("NativeBatchNormBackward0", x, weight, bias, xhat, mu, invstd, axes, None, view, axes, fixed, eps)
+
+
+def _update_running(buf, stat, momentum):
+    """running = (1 - momentum) * running + momentum * stat, in place, without a graph."""
+    data = buf._data
+    data *= 1 - momentum
+    data += momentum * stat.astype(data.dtype, copy=False)
+    bump_version(buf, "batch_norm")
+
+
+# ----- layer norm / rms norm / group norm -----
+
+def _norm_shape(normalized_shape):
+    if isinstance(normalized_shape, numbers.Integral):
+        return (int(normalized_shape),)
+    return tuple(int(s) for s in normalized_shape)
+
+
+def _check_norm_shape(x, shape, weight, sep):
+    k = len(shape)
+    if k == 0 or x.dim() < k or tuple(x.shape[x.dim() - k:]) != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*{sep}"
+                           f"{', '.join(str(s) for s in shape)}], but got input of size{list(x.shape)}")
+    if weight is not None and tuple(weight.shape) != shape:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+                           f"{list(weight.shape)} and normalized_shape = {list(shape)}")
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Same as `torch.nn.functional.layer_norm`."""
+    shape = _norm_shape(normalized_shape)
+    _check_norm_shape(input, shape, weight, ", ")
+    k, d = len(shape), input.dim()
+    axes = tuple(range(d - k, d))
+    mu, _, invstd, xhat = _stats(input._data, axes, eps)
+    return _apply("NativeLayerNormBackward0", input, weight, bias, xhat, mu, invstd, axes, None, None,
+                  tuple(range(d - k)), False, eps)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """Same as `torch.nn.functional.rms_norm`."""
+    shape = _norm_shape(normalized_shape)
+    _check_norm_shape(input, shape, weight, "")
+    if eps is None:
+        eps = float(np.finfo(input._data.dtype).eps)
+    k, d = len(shape), input.dim()
+    axes = tuple(range(d - k, d))
+    _, _, invstd, xhat = _stats(input._data, axes, eps, center=False)
+    return _apply("FusedRmsNormBackward0", input, weight, None, xhat, None, invstd, axes, None, None,
+                  tuple(range(d - k)), False, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Same as `torch.nn.functional.group_norm`."""
+    x = input
+    if x.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {x.dim()}")
+    n, c = x.shape[0], x.shape[1]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(x.shape)} and num_groups={num_groups}")
+    for t, what in ((weight, "weight"), (bias, "bias")):
+        if t is not None and (t.dim() != 1 or t.numel() != c):
+            raise RuntimeError(f"Expected {what} to be a vector of size equal to the number of channels in input, "
+                               f"but got {what} of shape {list(t.shape)} and input of shape {list(x.shape)}")
+    sshape = (n, num_groups, x.numel() // (n * num_groups) if n * num_groups else 0)
+    mu, _, invstd, xhat = _stats(x._data.reshape(sshape), (2,), eps)
+    view = (1, c) + (1,) * (x.dim() - 2)
+    return _apply("NativeGroupNormBackward0", x, weight, bias, xhat, mu, invstd, (2,), sshape, view,
+                  (0,) + tuple(range(2, x.dim())), False, eps)
+
+
+# ----- instance norm -----
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Same as `torch.nn.functional.instance_norm`."""
+    x = input
+    if x.dim() < 2:
+        raise ValueError(f"Expected 2D or higher input to instance_norm (got {x.dim()}D input)")
+    n, c = x.shape[0], x.shape[1]
+    if use_input_stats and x.numel() // (n * c) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {x.shape!r}")
+    d = x.dim()
+    view = (1, c) + (1,) * (d - 2)
+    xa = x._data
+    if use_input_stats or running_mean is None:
+        axes = tuple(range(2, d))
+        mu, var, invstd, xhat = _stats(xa, axes, eps)
+        if use_input_stats and running_mean is not None:
+            m = xa.size // (n * c)
+            _update_running(running_mean, mu.reshape(n, c).mean(0), momentum)
+            _update_running(running_var, (var.reshape(n, c) * (m / max(m - 1, 1))).mean(0), momentum)
+        return _apply("NativeBatchNormBackward0", x, weight, bias, xhat, mu, invstd, axes, None, view,
+                      (0,) + axes, False, eps)
+    mu = running_mean._data.reshape(view).astype(xa.dtype, copy=False)
+    invstd = (1.0 / np.sqrt(running_var._data.reshape(view) + eps)).astype(xa.dtype, copy=False)
+    axes = (0,) + tuple(range(2, d))
+    return _apply("NativeBatchNormBackward0", x, weight, bias, _xhat(xa, mu, invstd, None), mu, invstd, axes, None,
+                  view, axes, True, eps)
+
+
+# ----- local response norm -----
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Same as `torch.nn.functional.local_response_norm`."""
+    d = input.dim()
+    if d < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {d} dimensions)")
+    if input.numel() == 0:
+        return input
+    c = input.shape[1]
+    sq = input * input
+    lo, hi = size // 2, (size - 1) // 2
+    parts = []
+    if lo:
+        parts.append(sq.new_zeros((sq.shape[0], lo) + tuple(sq.shape[2:])))
+    parts.append(sq)
+    if hi:
+        parts.append(sq.new_zeros((sq.shape[0], hi) + tuple(sq.shape[2:])))
+    padded = ember.cat(parts, 1) if len(parts) > 1 else sq
+    # window sum over channels: size shifted slices of the zero-padded squares
+    div = padded.narrow(1, 0, c)
+    for i in range(1, size):
+        div = div + padded.narrow(1, i, c)
+    div = (div * (alpha / size) + k) ** beta
+    return input / div
+
+
+# ----- normalize and distances -----
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """Same as `torch.nn.functional.normalize`."""
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    if out is None:
+        return input / denom
+    return ember.div(input, denom, out=out)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """Same as `torch.nn.functional.cosine_similarity`."""
+    x1, x2 = ember.broadcast_tensors(x1, x2)
+    n1 = ember.linalg.vector_norm(x1, 2, dim, keepdim=True).clamp_min(eps)
+    n2 = ember.linalg.vector_norm(x2, 2, dim, keepdim=True).clamp_min(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """Same as `torch.nn.functional.pairwise_distance`."""
+    d = max(x1.dim(), x2.dim())
+    if d == 0:
+        raise RuntimeError("pairwise_distance: expected at least one input with 1 or more dimensions")
+    return ember.linalg.vector_norm(x1 - x2 + eps, p, d - 1, keepdim=keepdim)
+
+
+def pdist(input, p=2):
+    """Same as `torch.nn.functional.pdist`."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = input.shape[0]
+    if n < 2:
+        return input.new_zeros((0,))
+    i, j = np.triu_indices(n, 1)
+    diff = input.index_select(0, wrap(i.astype(np.int64))) - input.index_select(0, wrap(j.astype(np.int64)))
+    return ember.linalg.vector_norm(diff, p, 1)
+

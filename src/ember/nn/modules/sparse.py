@@ -1,2 +1,141 @@
-"""nn modules: sparse."""
-__all__ = []
+"""nn modules: Embedding and EmbeddingBag."""
+import ember
+
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["Embedding", "EmbeddingBag"]
+
+
+def _padding(padding_idx, num, word):
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= num:
+                raise AssertionError(f"{word} must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -num:
+                raise AssertionError(f"{word} must be within num_embeddings")
+            padding_idx = num + padding_idx
+    return padding_idx
+
+
+def _initial_weight(module, _weight, num_embeddings, embedding_dim, device, dtype, freeze=False):
+    if _weight is None:
+        module.weight = Parameter(ember.empty((num_embeddings, embedding_dim), device=device, dtype=dtype))
+        module.reset_parameters()
+    else:
+        if list(_weight.shape) != [num_embeddings, embedding_dim]:
+            raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+        module.weight = Parameter(_weight, requires_grad=not freeze)
+
+
+class _EmbeddingBase(Module):
+    def reset_parameters(self):
+        init.normal_(self.weight)
+        self._fill_padding_idx_with_zero()
+
+    def _fill_padding_idx_with_zero(self):
+        if self.padding_idx is not None:
+            with ember.no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+
+class Embedding(_EmbeddingBase):
+    """Same as `torch.nn.Embedding`; sparse=True is accepted but the forward raises (no sparse gradients)."""
+    __constants__ = ("num_embeddings", "embedding_dim", "padding_idx", "max_norm", "norm_type",
+                     "scale_grad_by_freq", "sparse")
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.padding_idx = _padding(padding_idx, num_embeddings, "Padding_idx")
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        _initial_weight(self, _weight, num_embeddings, embedding_dim, device, dtype, _freeze)
+        self.sparse = sparse
+
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        if self.sparse is not False:
+            s += ", sparse=True"
+        return s
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, sparse=False):
+        """Same as `torch.nn.Embedding.from_pretrained`."""
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        return cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings, _freeze=freeze,
+                   padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
+                   scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+class EmbeddingBag(_EmbeddingBase):
+    """Same as `torch.nn.EmbeddingBag`; no sparse gradients."""
+    __constants__ = ("num_embeddings", "embedding_dim", "max_norm", "norm_type", "scale_grad_by_freq", "mode",
+                     "sparse", "include_last_offset", "padding_idx")
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                 mode="mean", sparse=False, _weight=None, include_last_offset=False, padding_idx=None, device=None,
+                 dtype=None):
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        self.padding_idx = _padding(padding_idx, num_embeddings, "padding_idx")
+        _initial_weight(self, _weight, num_embeddings, embedding_dim, device, dtype)
+        self.mode = mode
+        self.sparse = sparse
+        self.include_last_offset = include_last_offset
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+                               self.mode, self.sparse, per_sample_weights, self.include_last_offset,
+                               self.padding_idx)
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings!r}, {self.embedding_dim!r}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm!r}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type!r}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq!r}"
+        s += f", mode={self.mode!r}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx!r}"
+        return s
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                        mode="mean", sparse=False, include_last_offset=False, padding_idx=None):
+        """Same as `torch.nn.EmbeddingBag.from_pretrained`."""
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        bag = cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings, max_norm=max_norm,
+                  norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq, mode=mode, sparse=sparse,
+                  include_last_offset=include_last_offset, padding_idx=padding_idx)
+        bag.weight.requires_grad = not freeze
+        return bag
