@@ -1,2 +1,35 @@
-"""nn modules: pixelshuffle."""
-__all__ = []
+"""nn modules: pixel shuffle."""
+from .._functional.vision import pixel_shuffle, pixel_unshuffle
+from .module import Module
+
+__all__ = ["PixelShuffle", "PixelUnshuffle"]
+
+
+class PixelShuffle(Module):
+    """Same as `torch.nn.PixelShuffle`."""
+    __constants__ = ("upscale_factor",)
+
+    def __init__(self, upscale_factor):
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input):
+        return pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self):
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """Same as `torch.nn.PixelUnshuffle`."""
+    __constants__ = ("downscale_factor",)
+
+    def __init__(self, downscale_factor):
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input):
+        return pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self):
+        return f"downscale_factor={self.downscale_factor}"
