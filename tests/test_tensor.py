@@ -169,3 +169,13 @@ def test_set_num_threads_round_trip():
     ember.set_num_threads(1)
     assert ember.get_num_threads() == 1
     ember.set_num_threads(n)
+
+
+def test_softmax_methods_need_no_nn_import():
+    import subprocess
+    import sys
+    code = ("import sys, ember; t = ember.tensor([1.0, 2.0]); "
+            "print(round(t.softmax(0).sum().item(), 6), round(ember.log_softmax(t, 0).exp().sum().item(), 6), "
+            "'ember.nn' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["1.0", "1.0", "False"]

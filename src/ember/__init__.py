@@ -28,6 +28,7 @@ from ._ops.solve import *  # noqa: F401,F403
 from ._ops.decomp import *  # noqa: F401,F403
 from ._ops.norms import *  # noqa: F401,F403
 from ._ops.random import *  # noqa: F401,F403
+from ._ops.softmax import log_softmax, softmax
 from . import autograd
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
