@@ -18,3 +18,13 @@ def test_fit_polynomial_reduces_the_loss(capsys):
     final = example.main(steps=2000)
     assert final < 20 and final < first / 10
     assert "Result: y =" in capsys.readouterr().out
+
+
+def test_train_digits_reaches_97_percent(tmp_path):
+    import pytest
+    pytest.importorskip("sklearn")
+    pytest.importorskip("tqdm")
+    example = _load("train_digits")
+    history = example.main(out_dir=tmp_path, plot=False)
+    assert history["test_accuracy"][-1] >= 0.97
+    assert history["train_loss"][-1] < history["train_loss"][0] / 10
