@@ -337,8 +337,19 @@ def record(op, inputs, attrs, out, extra, nout):
     node.attrs = attrs
     node.extra = extra
     node._x = _NodeExtras(user_stack()) if _ANOMALY[0] else None
-    node.next_functions = tuple([_edge(t) for t in inputs])
-    node._meta = [(t._data.shape, t._data.dtype) for t in inputs]
+    edges = []
+    meta = []
+    for t in inputs:  # one loop, not two comprehensions: each is a frame of its own in Python 3.11
+        d = t._data
+        meta.append((d.shape, d.dtype))
+        if not t._requires_grad:
+            edges.append(_NO_EDGE)
+        elif t._grad_fn is not None and t._view_ver is None:
+            edges.append((t._grad_fn, t._output_nr))
+        else:
+            edges.append(_edge(t))
+    node.next_functions = tuple(edges)
+    node._meta = meta
     if op.save & 1:
         vs = []
         for t in inputs:
