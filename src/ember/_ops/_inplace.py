@@ -47,13 +47,14 @@ def _any_requires_grad(args, kwargs):
     return False
 
 
-def _check_leaf(self, name):
-    if self._grad_fn is None and self._requires_grad:
-        if self._base is not None:
+def check_leaf(t, used="is being used"):
+    """torch's refusal to modify in place a leaf that requires grad, or a view of one."""
+    if t._grad_fn is None and t._requires_grad:
+        if t._base is not None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                "operation.")
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    b = self._base
+        raise RuntimeError(f"a leaf Variable that requires grad {used} in an in-place operation.")
+    b = t._base
     if b is not None and b._grad_fn is None and b._requires_grad:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
@@ -73,7 +74,7 @@ def _snapshot(self):
 def inplace(self, fn, args, kwargs, name):
     """Run the out-of-place `fn(self, *args, **kwargs)` and make its result self's new value and history."""
     if GRAD[0] and (self._requires_grad or _any_requires_grad(args, kwargs)):
-        _check_leaf(self, name)
+        check_leaf(self)
         result = fn(_snapshot(self), *args, **kwargs)
         _check_cast(result, self, name)
         if result._data.shape != self._data.shape:

@@ -14,7 +14,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import bump_version
 from ._dispatch import Op, dispatch, dispatch1, dispatch2
-from ._inplace import _check_leaf, commit, write_out
+from ._inplace import check_leaf, commit, write_out
 
 __all__ = [
     "arange",
@@ -894,7 +894,7 @@ _ZERO = Op("zero", lambda x: XP[x.__class__].zeros_like(x), _fill_bwd, node_name
 
 def _fill_inplace(self, op, name, *args):
     if GRAD[0] and (self._requires_grad or any(a._requires_grad for a in args if isinstance(a, Tensor))):
-        _check_leaf(self, name)
+        check_leaf(self)
         src = Tensor._make(self._data)
         src._requires_grad, src._grad_fn, src._output_nr = self._requires_grad, self._grad_fn, self._output_nr
         src._accum = self._accum

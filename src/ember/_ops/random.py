@@ -17,7 +17,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import bump_version
 from ._dispatch import Op, dispatch
-from ._inplace import _check_leaf, commit
+from ._inplace import check_leaf, commit
 from .creation import _check_dtype, _filled, _scalar_name, size_args
 
 __all__ = [
@@ -671,7 +671,7 @@ def _fill_random(self, arr, name, node_name):
         with np.errstate(over="ignore", invalid="ignore"):
             arr = arr.astype(d.dtype)
     if GRAD[0] and self._requires_grad:
-        _check_leaf(self, name)
+        check_leaf(self)
         src = Tensor._make(self._data)
         src._requires_grad, src._grad_fn, src._output_nr, src._accum = True, self._grad_fn, self._output_nr, \
             self._accum

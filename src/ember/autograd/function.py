@@ -307,16 +307,9 @@ def _check_dirty(dirty, outs):
     if any(id(t) not in out_ids for t in dirty):
         raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
                            "The inputs that are modified inplace must all be outputs of the Function.")
+    from .._ops._inplace import check_leaf
     for t in dirty:
-        if t._grad_fn is None and t._requires_grad:
-            if t._base is not None:
-                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
-                                   "operation.")
-            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
-        b = t._base
-        if b is not None and b._grad_fn is None and b._requires_grad:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
-                               "operation.")
+        check_leaf(t, used="has been used")  # torch words the custom-Function case so
 
 
 def _init_node(ctx, args):
