@@ -8,7 +8,6 @@ from .optimizer import (
     _closure_loss,
     _inc,
     _step_tensor,
-    _tensorize,
     _to_scalar,
     _zeros_state,
 )
@@ -33,36 +32,18 @@ class Adadelta(Optimizer):
         super().__init__(params, defaults)
         _check_differentiable(differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        _tensorize(self.state, ("step",))
+    _group_defaults = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
+    _tensor_state = ("step",)
 
-    def _init_group(self, group, params, grads, square_avgs, acc_deltas, state_steps):
-        for p in group["params"]:
-            if p._grad is None:
-                continue
-            params.append(p)
-            grads.append(p._grad)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["square_avg"] = _zeros_state(p)
-                state["acc_delta"] = _zeros_state(p)
-            square_avgs.append(state["square_avg"])
-            acc_deltas.append(state["acc_delta"])
-            state_steps.append(state["step"])
+    def _init_state(self, p, group):
+        return {"step": _step_tensor(), "square_avg": _zeros_state(p), "acc_delta": _zeros_state(p)}
 
     def step(self, closure=None):
         """Same as `torch.optim.Adadelta.step`."""
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            params, grads, square_avgs, acc_deltas, state_steps = [], [], [], [], []
-            self._init_group(group, params, grads, square_avgs, acc_deltas, state_steps)
+            params, grads, (square_avgs, acc_deltas, state_steps) = self._gather(
+                group, ("square_avg", "acc_delta", "step"))
             if params:
                 adadelta(params, grads, square_avgs, acc_deltas, state_steps, lr=group["lr"], rho=group["rho"],
                          eps=group["eps"], weight_decay=group["weight_decay"], maximize=group["maximize"])

@@ -10,7 +10,6 @@ from .optimizer import (
     _closure_loss,
     _inc,
     _step_tensor,
-    _tensorize,
     _to_scalar,
     _zeros_state,
 )
@@ -50,40 +49,24 @@ class Adagrad(Optimizer):
                 state["step"] = _step_tensor()
                 state["sum"] = _sum_state(p, initial_accumulator_value)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
-        _tensorize(self.state, ("step",))
-
     def share_memory(self):
         """Same as `torch.optim.Adagrad.share_memory`: the state sums move to shared memory."""
         for group in self.param_groups:
             for p in group["params"]:
                 self.state[p]["sum"].share_memory_()
 
-    def _init_group(self, group, params, grads, state_sums, state_steps):
-        for p in group["params"]:
-            if p._grad is None:
-                continue
-            params.append(p)
-            grads.append(p._grad)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["sum"] = _sum_state(p, self.defaults["initial_accumulator_value"])
-            state_sums.append(state["sum"])
-            state_steps.append(state["step"])
+    _group_defaults = {"foreach": None, "maximize": False, "differentiable": False, "fused": None}
+    _tensor_state = ("step",)
+
+    def _init_state(self, p, group):
+        return {"step": _step_tensor(), "sum": _sum_state(p, self.defaults["initial_accumulator_value"])}
 
     def step(self, closure=None):
         """Same as `torch.optim.Adagrad.step`."""
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            params, grads, state_sums, state_steps = [], [], [], []
-            self._init_group(group, params, grads, state_sums, state_steps)
+            params, grads, (state_sums, state_steps) = self._gather(
+                group, ("sum", "step"))
             if params:
                 adagrad(params, grads, state_sums, state_steps, lr=group["lr"], weight_decay=group["weight_decay"],
                         lr_decay=group["lr_decay"], eps=group["eps"], maximize=group["maximize"])

@@ -10,7 +10,6 @@ from .optimizer import (
     _closure_loss,
     _inc,
     _step_tensor,
-    _tensorize,
     _to_scalar,
     _zeros_state,
 )
@@ -56,45 +55,22 @@ class Adam(Optimizer):
         _check_fused(fused, foreach, differentiable)
         _check_differentiable(differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
-        _tensorize(self.state, ("step",))
+    _group_defaults = {"amsgrad": False, "maximize": False, "foreach": None, "capturable": False,
+                       "differentiable": False, "decoupled_weight_decay": False, "fused": None}
+    _tensor_state = ("step",)
 
-    def _init_group(self, group, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps):
-        amsgrad = group["amsgrad"]
-        for p in group["params"]:
-            g = p._grad
-            if g is None:
-                continue
-            params.append(p)
-            grads.append(g)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["exp_avg"] = _zeros_state(p)
-                state["exp_avg_sq"] = _zeros_state(p)
-                if amsgrad:
-                    state["max_exp_avg_sq"] = _zeros_state(p)
-            exp_avgs.append(state["exp_avg"])
-            exp_avg_sqs.append(state["exp_avg_sq"])
-            if amsgrad:
-                max_exp_avg_sqs.append(state["max_exp_avg_sq"])
-            state_steps.append(state["step"])
+    def _init_state(self, p, group):
+        state = {"step": _step_tensor(), "exp_avg": _zeros_state(p), "exp_avg_sq": _zeros_state(p)}
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = _zeros_state(p)
+        return state
 
     def step(self, closure=None):
         """Same as `torch.optim.Adam.step`."""
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps = [], [], [], [], [], []
-            self._init_group(group, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps)
+            params, grads, (exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps) = self._gather(
+                group, ("exp_avg", "exp_avg_sq", "max_exp_avg_sq" if group["amsgrad"] else None, "step"))
             if not params:
                 continue
             beta1, beta2 = group["betas"]

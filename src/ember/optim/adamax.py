@@ -9,7 +9,6 @@ from .optimizer import (
     _closure_loss,
     _inc,
     _step_tensor,
-    _tensorize,
     _to_scalar,
     _zeros_state,
 )
@@ -29,36 +28,18 @@ class Adamax(Optimizer):
         super().__init__(params, defaults)
         _check_differentiable(differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        _tensorize(self.state, ("step",))
+    _group_defaults = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
+    _tensor_state = ("step",)
 
-    def _init_group(self, group, params, grads, exp_avgs, exp_infs, state_steps):
-        for p in group["params"]:
-            if p._grad is None:
-                continue
-            params.append(p)
-            grads.append(p._grad)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["exp_avg"] = _zeros_state(p)
-                state["exp_inf"] = _zeros_state(p)
-            exp_avgs.append(state["exp_avg"])
-            exp_infs.append(state["exp_inf"])
-            state_steps.append(state["step"])
+    def _init_state(self, p, group):
+        return {"step": _step_tensor(), "exp_avg": _zeros_state(p), "exp_inf": _zeros_state(p)}
 
     def step(self, closure=None):
         """Same as `torch.optim.Adamax.step`."""
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            params, grads, exp_avgs, exp_infs, state_steps = [], [], [], [], []
-            self._init_group(group, params, grads, exp_avgs, exp_infs, state_steps)
+            params, grads, (exp_avgs, exp_infs, state_steps) = self._gather(
+                group, ("exp_avg", "exp_inf", "step"))
             if params:
                 beta1, beta2 = group["betas"]
                 adamax(params, grads, exp_avgs, exp_infs, state_steps, eps=group["eps"], beta1=beta1, beta2=beta2,

@@ -10,7 +10,6 @@ from .optimizer import (
     _closure_loss,
     _inc,
     _step_tensor,
-    _tensorize,
     _to_scalar,
     _zeros_state,
 )
@@ -32,38 +31,19 @@ class ASGD(Optimizer):
         super().__init__(params, defaults)
         _check_differentiable(differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        _tensorize(self.state, ("step", "eta", "mu"))
+    _group_defaults = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
+    _tensor_state = ("step", "eta", "mu")
 
-    def _init_group(self, group, params, grads, mus, axs, etas, state_steps):
-        for p in group["params"]:
-            if p._grad is None:
-                continue
-            params.append(p)
-            grads.append(p._grad)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["eta"] = _step_tensor(_to_scalar(group["lr"]))
-                state["mu"] = _step_tensor(1.0)
-                state["ax"] = _zeros_state(p)
-            mus.append(state["mu"])
-            axs.append(state["ax"])
-            etas.append(state["eta"])
-            state_steps.append(state["step"])
+    def _init_state(self, p, group):
+        return {"step": _step_tensor(), "eta": _step_tensor(_to_scalar(group["lr"])), "mu": _step_tensor(1.0),
+                "ax": _zeros_state(p)}
 
     def step(self, closure=None):
         """Same as `torch.optim.ASGD.step`."""
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            params, grads, mus, axs, etas, state_steps = [], [], [], [], [], []
-            self._init_group(group, params, grads, mus, axs, etas, state_steps)
+            params, grads, (mus, axs, etas, state_steps) = self._gather(
+                group, ("mu", "ax", "eta", "step"))
             if params:
                 asgd(params, grads, axs, mus, etas, state_steps, lambd=group["lambd"], lr=group["lr"],
                      t0=group["t0"], alpha=group["alpha"], weight_decay=group["weight_decay"],

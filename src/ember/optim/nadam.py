@@ -9,7 +9,6 @@ from .optimizer import (
     _closure_loss,
     _inc,
     _step_tensor,
-    _tensorize,
     _to_scalar,
     _zeros_state,
 )
@@ -34,39 +33,20 @@ class NAdam(Optimizer):
         super().__init__(params, defaults)
         _check_differentiable(differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-        _tensorize(self.state, ("step", "mu_product"))
+    _group_defaults = {"maximize": False, "foreach": None, "capturable": False, "differentiable": False,
+                       "decoupled_weight_decay": False}
+    _tensor_state = ("step", "mu_product")
 
-    def _init_group(self, group, params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps):
-        for p in group["params"]:
-            if p._grad is None:
-                continue
-            params.append(p)
-            grads.append(p._grad)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["mu_product"] = _step_tensor(1.0)
-                state["exp_avg"] = _zeros_state(p)
-                state["exp_avg_sq"] = _zeros_state(p)
-            exp_avgs.append(state["exp_avg"])
-            exp_avg_sqs.append(state["exp_avg_sq"])
-            mu_products.append(state["mu_product"])
-            state_steps.append(state["step"])
+    def _init_state(self, p, group):
+        return {"step": _step_tensor(), "mu_product": _step_tensor(1.0), "exp_avg": _zeros_state(p),
+                "exp_avg_sq": _zeros_state(p)}
 
     def step(self, closure=None):
         """Same as `torch.optim.NAdam.step`."""
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps = [], [], [], [], [], []
-            self._init_group(group, params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps)
+            params, grads, (exp_avgs, exp_avg_sqs, mu_products, state_steps) = self._gather(
+                group, ("exp_avg", "exp_avg_sq", "mu_product", "step"))
             if params:
                 beta1, beta2 = group["betas"]
                 nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, beta1=beta1, beta2=beta2,

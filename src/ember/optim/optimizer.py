@@ -191,6 +191,41 @@ class Optimizer:
             if name not in self.__dict__:
                 setattr(self, name, OrderedDict())
         self.defaults.setdefault("differentiable", False)
+        for group in self.param_groups:
+            for key, value in self._group_defaults.items():
+                group.setdefault(key, value)
+        if self._tensor_state:
+            _tensorize(self.state, self._tensor_state)
+
+    # Options that checkpoints of older versions may lack (filled in on unpickling), and state entries that they
+    # may hold as plain numbers rather than 0-dim float32 tensors.
+    _group_defaults = {}
+    _tensor_state = ()
+
+    def _init_state(self, p, group):
+        """The state of parameter p on its first step."""
+        raise NotImplementedError
+
+    def _gather(self, group, keys):
+        """The params of `group` that have a gradient, their gradients, and for each state key the list of those
+        params' state values (a key of None gives an empty list: a state the group's options leave out). A param's
+        state is made by _init_state on its first step."""
+        params, grads = [], []
+        columns = [[] for _ in keys]
+        state = self.state
+        for p in group["params"]:
+            g = p._grad
+            if g is None:
+                continue
+            params.append(p)
+            grads.append(g)
+            s = state[p]
+            if len(s) == 0:
+                s.update(self._init_state(p, group))
+            for column, key in zip(columns, keys):
+                if key is not None:
+                    column.append(s[key])
+        return params, grads, columns
 
     def __repr__(self):
         s = self.__class__.__name__ + " ("

@@ -8,7 +8,6 @@ from .optimizer import (
     _closure_loss,
     _inc,
     _step_tensor,
-    _tensorize,
     _to_scalar,
     _zeros_state,
 )
@@ -36,45 +35,25 @@ class RMSprop(Optimizer):
         super().__init__(params, defaults)
         _check_differentiable(differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        _tensorize(self.state, ("step",))
+    _group_defaults = {"momentum": 0, "centered": False, "foreach": None, "maximize": False, "differentiable": False,
+                       "capturable": False}
+    _tensor_state = ("step",)
 
-    def _init_group(self, group, params, grads, square_avgs, momentum_buffer_list, grad_avgs, state_steps):
-        momentum, centered = group["momentum"], group["centered"]
-        for p in group["params"]:
-            if p._grad is None:
-                continue
-            params.append(p)
-            grads.append(p._grad)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["square_avg"] = _zeros_state(p)
-                if momentum > 0:
-                    state["momentum_buffer"] = _zeros_state(p)
-                if centered:
-                    state["grad_avg"] = _zeros_state(p)
-            square_avgs.append(state["square_avg"])
-            state_steps.append(state["step"])
-            if momentum > 0:
-                momentum_buffer_list.append(state["momentum_buffer"])
-            if centered:
-                grad_avgs.append(state["grad_avg"])
+    def _init_state(self, p, group):
+        state = {"step": _step_tensor(), "square_avg": _zeros_state(p)}
+        if group["momentum"] > 0:
+            state["momentum_buffer"] = _zeros_state(p)
+        if group["centered"]:
+            state["grad_avg"] = _zeros_state(p)
+        return state
 
     def step(self, closure=None):
         """Same as `torch.optim.RMSprop.step`."""
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps = [], [], [], [], [], []
-            self._init_group(group, params, grads, square_avgs, momentum_buffer_list, grad_avgs, state_steps)
+            params, grads, (square_avgs, grad_avgs, momentum_buffer_list, state_steps) = self._gather(
+                group, ("square_avg", "grad_avg" if group["centered"] else None,
+                        "momentum_buffer" if group["momentum"] > 0 else None, "step"))
             if params:
                 rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps, lr=group["lr"],
                         alpha=group["alpha"], eps=group["eps"], weight_decay=group["weight_decay"],

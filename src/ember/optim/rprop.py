@@ -8,7 +8,6 @@ from .optimizer import (
     _closure_loss,
     _inc,
     _step_tensor,
-    _tensorize,
     _to_scalar,
     _zeros_state,
 )
@@ -29,37 +28,20 @@ class Rprop(Optimizer):
         super().__init__(params, defaults)
         _check_differentiable(differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        _tensorize(self.state, ("step",))
+    _group_defaults = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
+    _tensor_state = ("step",)
 
-    def _init_group(self, group, params, grads, prevs, step_sizes, state_steps):
-        for p in group["params"]:
-            if p._grad is None:
-                continue
-            params.append(p)
-            grads.append(p._grad)
-            state = self.state[p]
-            if len(state) == 0:
-                lr = _to_scalar(group["lr"])
-                state["step"] = _step_tensor()
-                state["prev"] = _zeros_state(p)
-                state["step_size"] = _zeros_state(p, complex(lr, lr) if p.is_complex() else lr)
-            prevs.append(state["prev"])
-            step_sizes.append(state["step_size"])
-            state_steps.append(state["step"])
+    def _init_state(self, p, group):
+        lr = _to_scalar(group["lr"])
+        return {"step": _step_tensor(), "prev": _zeros_state(p),
+                "step_size": _zeros_state(p, complex(lr, lr) if p.is_complex() else lr)}
 
     def step(self, closure=None):
         """Same as `torch.optim.Rprop.step`."""
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            params, grads, prevs, step_sizes, state_steps = [], [], [], [], []
-            self._init_group(group, params, grads, prevs, step_sizes, state_steps)
+            params, grads, (prevs, step_sizes, state_steps) = self._gather(
+                group, ("prev", "step_size", "step"))
             if params:
                 etaminus, etaplus = group["etas"]
                 step_size_min, step_size_max = group["step_sizes"]
