@@ -155,22 +155,31 @@ def sgd(a, t, c):
     axpy(g, p, neg_lr, t[1])
 
 
+def decayed_grad(p, g, scratch, wd, decoupled, maximize):
+    """The gradient with weight decay: decoupled (AdamW) shrinks p itself first, otherwise wd * p joins g."""
+    if decoupled:
+        if wd is not None:
+            _mul(p, wd, out=p)
+        return grad_of(p, g, scratch, None, maximize)
+    return grad_of(p, g, scratch, wd, maximize)
+
+
+def adam_moments(g, m, v, b1, w1, b2, w2, scratch):
+    """Adam's moment updates in place: m = b1 m + w1 g, v = b2 v + w2 g^2."""
+    _mul(m, b1, out=m)
+    axpy(g, m, w1, scratch)
+    _mul(v, b2, out=v)
+    _square(g, out=scratch)
+    axpy(scratch, v, w2, scratch)
+
+
 def adam(a, t, c):
     # m = lerp(m, g, 1 - b1); v = b2 * v + (1 - b2) * g^2; vmax = max(vmax, v) if amsgrad;
     # p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps)     (AdamW first does p *= 1 - lr * wd)
     wd, decoupled, maximize, b1, w1, b2, w2, eps_s, neg_s, amsgrad = c
     p, g, m, v = a[0], a[1], a[2], a[3]
-    if decoupled:
-        if wd is not None:
-            _mul(p, wd, out=p)
-        g = grad_of(p, g, t[1], None, maximize)
-    else:
-        g = grad_of(p, g, t[1], wd, maximize)
-    _mul(m, b1, out=m)
-    axpy(g, m, w1, t[0])
-    _mul(v, b2, out=v)
-    _square(g, out=t[0])
-    axpy(t[0], v, w2, t[0])
+    g = decayed_grad(p, g, t[1], wd, decoupled, maximize)
+    adam_moments(g, m, v, b1, w1, b2, w2, t[0])
     if amsgrad:
         np.maximum(a[4], v, out=a[4])
         v = a[4]
@@ -200,17 +209,8 @@ def nadam(a, t, c):
     # m, v as Adam; d = sqrt(v / bc2) + eps; p += c_g * g / d + c_m * m / d
     wd, decoupled, maximize, b1, w1, b2, w2, bc2, eps, c_g, c_m = c
     p, g, m, v = a
-    if decoupled:
-        if wd is not None:
-            _mul(p, wd, out=p)
-        g = grad_of(p, g, t[2], None, maximize)
-    else:
-        g = grad_of(p, g, t[2], wd, maximize)
-    _mul(m, b1, out=m)
-    axpy(g, m, w1, t[0])
-    _mul(v, b2, out=v)
-    _square(g, out=t[0])
-    axpy(t[0], v, w2, t[0])
+    g = decayed_grad(p, g, t[2], wd, decoupled, maximize)
+    adam_moments(g, m, v, b1, w1, b2, w2, t[0])
     d = t[0]
     _div(v, bc2, out=d)
     _sqrt(d, out=d)
@@ -226,17 +226,8 @@ def radam(a, t, c):
     # else p -= lr / bc1 * m
     wd, decoupled, maximize, b1, w1, b2, w2, eps, rectified, coef = c
     p, g, m, v = a
-    if decoupled:
-        if wd is not None:
-            _mul(p, wd, out=p)
-        g = grad_of(p, g, t[1], None, maximize)
-    else:
-        g = grad_of(p, g, t[1], wd, maximize)
-    _mul(m, b1, out=m)
-    axpy(g, m, w1, t[0])
-    _mul(v, b2, out=v)
-    _square(g, out=t[0])
-    axpy(t[0], v, w2, t[0])
+    g = decayed_grad(p, g, t[1], wd, decoupled, maximize)
+    adam_moments(g, m, v, b1, w1, b2, w2, t[0])
     if rectified:
         d = t[0]
         _sqrt(v, out=d)
