@@ -101,4 +101,6 @@ def __getattr__(name):
     if name in ("linalg", "testing", "cuda", "backends", "fft", "special", "utils", "nn", "optim", "amp",
                 "multiprocessing", "distributed", "serialization", "profiler"):
         return importlib.import_module("." + name, __name__)
+    if name in ("save", "load"):
+        return getattr(importlib.import_module(".serialization", __name__), name)
     raise AttributeError(f"module 'ember' has no attribute '{name}'")

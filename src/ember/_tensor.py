@@ -482,6 +482,16 @@ class Tensor:
         from ._tensor_str import tensor_repr
         return tensor_repr(self, tensor_contents=tensor_contents)
 
+    def share_memory_(self):
+        """Same as `torch.Tensor.share_memory_`: moves the data into shared memory (a no-op if already there)."""
+        from .multiprocessing._shared import share_memory_
+        return share_memory_(self)
+
+    def is_shared(self):
+        """Same as `torch.Tensor.is_shared`."""
+        from .multiprocessing._shared import is_shared
+        return is_shared(self)
+
     def __reduce_ex__(self, protocol):
         # pickled by value; ember.multiprocessing and ember.save replace this with their own reducers
         d = self._data if self._data.__class__ is np.ndarray else self._data.get()

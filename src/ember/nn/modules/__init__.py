@@ -1,7 +1,7 @@
 """The nn.Module classes, one module per family; __all__ collects them."""
 from . import (activation, attention, batchnorm, channelshuffle, container, conv, distance, dropout, flatten, fold,
-               instancenorm, linear, loss, normalization, padding, pixelshuffle, pooling, sparse, transformer,
-               upsampling)
+               instancenorm, linear, loss, normalization, padding, pixelshuffle, pooling, rnn, sparse,
+               transformer, upsampling)
 from .activation import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .batchnorm import *  # noqa: F401,F403
@@ -20,6 +20,7 @@ from .normalization import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403
 from .pixelshuffle import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
@@ -27,6 +28,6 @@ from .upsampling import *  # noqa: F401,F403
 __all__ = ["Flatten", "Identity", "Module", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList",
            "Sequential", "Unflatten"]
 for _family in (activation, attention, batchnorm, channelshuffle, conv, distance, dropout, fold, instancenorm,
-                linear, loss, normalization, padding, pixelshuffle, pooling, sparse, transformer, upsampling):
+                linear, loss, normalization, padding, pixelshuffle, pooling, rnn, sparse, transformer, upsampling):
     __all__ += _family.__all__
 del _family

@@ -825,6 +825,10 @@ class Module:
             return t.to(device=device, dtype=dt, non_blocking=non_blocking)
         return self._apply(convert)
 
+    def share_memory(self):
+        """Same as `torch.nn.Module.share_memory`: parameters and buffers move into shared memory."""
+        return self._apply(lambda t: t.share_memory_())
+
     def cuda(self, device=None):
         """Same as `torch.nn.Module.cuda`."""
         return self._apply(lambda t: t.cuda(device))

@@ -1,0 +1,1 @@
+"""ember.multiprocessing: a drop-in for multiprocessing in which tensors travel through shared memory."""

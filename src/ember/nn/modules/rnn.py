@@ -1,0 +1,2 @@
+"""Recurrent layers: RNN, LSTM, GRU and their cells."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""Packed sequences: same as torch.nn.utils.rnn."""
+__all__ = []

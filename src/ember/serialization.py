@@ -1,0 +1,1 @@
+"""ember.save / ember.load."""

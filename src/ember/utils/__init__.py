@@ -1,0 +1,2 @@
+"""ember.utils: same as torch.utils."""
+from . import data

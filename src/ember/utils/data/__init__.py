@@ -1,0 +1,1 @@
+"""ember.utils.data: same as torch.utils.data."""
