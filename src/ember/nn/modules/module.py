@@ -862,11 +862,6 @@ class Module:
         from ..._ops.creation import empty_like
         return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
-    def share_memory(self):
-        """Same as `torch.nn.Module.share_memory` (a no-op until tensors support share_memory_)."""
-        if not hasattr(Tensor, "share_memory_"):
-            return self
-        return self._apply(lambda t: t.share_memory_())
 
     # ----- state_dict -----
 
