@@ -35,6 +35,9 @@ from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, i
                                  set_grad_enabled)
 
 from ._backend import default_device as get_default_device, set_default_device
+from ._autocast import (autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache,
+                        get_autocast_dtype, is_autocast_cache_enabled, is_autocast_enabled, set_autocast_cache_enabled,
+                        set_autocast_dtype, set_autocast_enabled)
 
 strided = "strided"
 FloatTensor = DoubleTensor = LongTensor = None  # replaced below by dtype-checking classes
@@ -99,8 +102,10 @@ def __getattr__(name):
     # heavier submodules load on first use, keeping `import ember` fast
     import importlib
     if name in ("linalg", "testing", "cuda", "backends", "fft", "special", "utils", "nn", "optim", "amp",
-                "multiprocessing", "distributed", "serialization", "profiler"):
+                "multiprocessing", "distributed", "serialization", "profiler", "cpu"):
         return importlib.import_module("." + name, __name__)
+    if name == "autocast":
+        return importlib.import_module(".amp", __name__).autocast
     if name in ("save", "load"):
         return getattr(importlib.import_module(".serialization", __name__), name)
     raise AttributeError(f"module 'ember' has no attribute '{name}'")

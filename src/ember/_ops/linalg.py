@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from .._autocast import AUTOCAST, cast_args
 from .._dtype import FROM_NP
 from .._tensor import Tensor, _wrap_dim
 from ._dispatch import SAVE_INPUTS, SAVE_NONE, Op, dispatch, dispatch1, dispatch2
@@ -120,6 +121,8 @@ def _matmul_shape_error(a, b):
 
 
 def _matmul(input, other):
+    if AUTOCAST[0]:
+        input, other = cast_args("matmul", (input, other))
     a, b = input._data, other._data
     if a.dtype is not b.dtype and a.dtype != b.dtype:
         raise _matmul_dtype_error(a, b)
@@ -157,6 +160,8 @@ def matmul(input, other, *, out=None):
 
 def mm(input, mat2, *, out=None):
     """Same as `torch.mm`."""
+    if AUTOCAST[0]:
+        input, mat2 = cast_args("mm", (input, mat2))
     a, b = input._data, mat2._data
     if a.ndim != 2:
         raise RuntimeError("self must be a matrix")
@@ -174,6 +179,8 @@ def mm(input, mat2, *, out=None):
 
 def bmm(input, mat2, *, out=None):
     """Same as `torch.bmm`."""
+    if AUTOCAST[0]:
+        input, mat2 = cast_args("bmm", (input, mat2))
     a, b = input._data, mat2._data
     if a.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
@@ -192,6 +199,8 @@ def bmm(input, mat2, *, out=None):
 
 def mv(input, vec, *, out=None):
     """Same as `torch.mv`."""
+    if AUTOCAST[0]:
+        input, vec = cast_args("mv", (input, vec))
     a, b = input._data, vec._data
     if a.ndim != 2 or b.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {b.ndim}")
@@ -207,6 +216,8 @@ def mv(input, vec, *, out=None):
 
 def dot(input, tensor, *, out=None):
     """Same as `torch.dot`."""
+    if AUTOCAST[0]:
+        input, tensor = cast_args("dot", (input, tensor))
     a, b = input._data, tensor._data
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
@@ -259,6 +270,9 @@ def ger(input, vec2, *, out=None):
 
 # ---------------------------------------------------------------- beta * input + alpha * (a @ b)
 def _addprod_fwd(c, a, b, beta, alpha, kind):
+    if a.dtype.kind == "V" or a.dtype == np.float16:  # computed in float32 (BLAS), rounded once, as torch's CPU
+        f = np.float32
+        return _addprod_fwd(c.astype(f), a.astype(f), b.astype(f), beta, alpha, kind).astype(a.dtype)
     p = _PRODUCTS[kind](a, b)
     if alpha != 1:
         p = p * alpha
@@ -301,6 +315,8 @@ _ADDPROD = {k: Op(n, _addprod_fwd, _addprod_bwd, SAVE_INPUTS)
 
 
 def _addprod(kind, name, input, a, b, beta, alpha, out):
+    if AUTOCAST[0]:
+        input, a, b = cast_args(name, (input, a, b))
     if a._data.dtype != b._data.dtype or input._data.dtype != a._data.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {_type_name(input._data)} and "
                            f"{_type_name(b._data)}" if input._data.dtype != b._data.dtype else
@@ -514,6 +530,9 @@ def trace(input):
     d = input._data
     if d.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {d.ndim}")
+    if AUTOCAST[0]:
+        input = cast_args("trace", (input,))[0]
+        d = input._data
     if d.dtype.kind == "b":
         raise _not_implemented("trace", d)
     return dispatch1(TRACE, input)

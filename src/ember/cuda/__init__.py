@@ -56,3 +56,10 @@ def manual_seed_all(seed):
         from .._ops.random import default_cuda_generator
         for i in range(device_count()):
             default_cuda_generator(i).manual_seed(seed)
+
+
+def __getattr__(name):
+    if name == "amp":  # loaded on first use, as the other heavier submodules
+        import importlib
+        return importlib.import_module(".amp", __name__)
+    raise AttributeError(f"module 'ember.cuda' has no attribute '{name}'")

@@ -15,6 +15,8 @@ import numpy as np
 
 import ember
 
+from ..._autocast import AUTOCAST, cast_args
+
 from ..._ops._dispatch import SAVE_BOTH, Op, dispatch, wrap
 from ...autograd.grad_mode import GRAD
 from . import linear as _flinear
@@ -262,6 +264,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     Long sequences are computed tile by tile without forming the full attention matrix (see NOTE [ Tiled
     attention ]). A float `attn_mask` that requires grad takes the composite path and receives its gradient.
     """
+    if AUTOCAST[0]:
+        query, key, value, attn_mask = cast_args("scaled_dot_product_attention", (query, key, value, attn_mask))
     if not (query.dtype == key.dtype == value.dtype):
         raise RuntimeError(
             f"Expected query, key, and value to have the same dtype, but got query.dtype: {_dt_name(query)} "

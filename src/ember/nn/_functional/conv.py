@@ -26,6 +26,7 @@ import numpy as np
 
 import ember
 
+from ..._autocast import AUTOCAST, cast_args
 from ..._ops._dispatch import SAVE_INPUTS, Op, dispatch, dispatch2
 
 __all__ = [
@@ -99,10 +100,17 @@ def _batch_major(y, n, b=None):
     return out
 
 
+def _matmul(a, b):
+    """np.matmul keeping the operands' dtype: half-precision products are computed in float32 (BLAS), rounded once."""
+    if a.dtype.kind == "V" or a.dtype == np.float16:
+        return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
+    return np.matmul(a, b)
+
+
 def _conv_fwd(x, w, stride, lo, hi, dil, groups, b=None):
     cols, osz = _im2col(x, w.shape[2:], stride, lo, hi, dil, groups)
     cout = w.shape[0]
-    y = np.matmul(w.reshape(groups, cout // groups, cols.shape[1]), cols)  # (G, Cout/G, N*O)
+    y = _matmul(w.reshape(groups, cout // groups, cols.shape[1]), cols)  # (G, Cout/G, N*O)
     return _batch_major(y.reshape(cout, y.shape[2]), x.shape[0], b).reshape((x.shape[0], cout) + osz)
 
 
@@ -124,7 +132,7 @@ def _convt_fwd(g, w, stride, lo, hi, dil, groups, xsp, b=None):
         return _conv_fwd(g, _flip_kernel(w, groups), stride, full, hi2, dil, groups, b)
     cin = w.shape[1] * groups
     wm = w.reshape(groups, cout // groups, w[0].size).transpose(0, 2, 1)  # (G, Cin/G*K, Cout/G)
-    cols = np.matmul(wm, _channel_major(g, groups))  # (G, Cin/G*K, N*O)
+    cols = _matmul(wm, _channel_major(g, groups))  # (G, Cin/G*K, N*O)
     cols = cols.reshape((cin, math.prod(k), n) + osz)
     need = tuple((o - 1) * s + dd * (kk - 1) + 1 for o, s, dd, kk in zip(osz, stride, dil, k))
     buf = np.zeros((n, cin) + tuple(max(a + m, e) for a, m, e in zip(lo, xsp, need)), cols.dtype)
@@ -160,8 +168,8 @@ def _wgrad_fwd(x, g, stride, lo, hi, dil, groups, k):
     # slowdown spikes whenever the output's row count was the smaller of its two dims; put the larger one first
     gm = _channel_major(g, groups)
     if gm.shape[1] >= cols.shape[1]:
-        return np.matmul(gm, cols.transpose(0, 2, 1)).reshape((cout, x.shape[1] // groups) + tuple(k))
-    wt = np.matmul(cols, gm.transpose(0, 2, 1))
+        return _matmul(gm, cols.transpose(0, 2, 1)).reshape((cout, x.shape[1] // groups) + tuple(k))
+    wt = _matmul(cols, gm.transpose(0, 2, 1))
     return np.ascontiguousarray(wt.transpose(0, 2, 1)).reshape((cout, x.shape[1] // groups) + tuple(k))
 
 
@@ -282,6 +290,8 @@ def _tname(dt):
 
 
 def _convnd(x, w, b, stride, padding, dilation, groups, d, name):
+    if AUTOCAST[0]:
+        x, w, b = cast_args(name, (x, w, b))
     x, unb = _batchify(x, d, name)
     _check_conv(x, w, b, groups, False)
     stride = _tup(stride, d, "stride")
@@ -334,6 +344,8 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 def _convtnd(x, w, b, stride, padding, output_padding, groups, dilation, d, name):
+    if AUTOCAST[0]:
+        x, w, b = cast_args(name, (x, w, b))
     x, unb = _batchify(x, d, name)
     _check_conv(x, w, b, groups, True)
     stride = _tup(stride, d, "stride")

@@ -11,6 +11,7 @@ import numpy as np
 
 import ember
 
+from ..._autocast import AUTOCAST, cast_args
 from ..._dtype import FROM_NP
 from ..._ops._dispatch import SAVE_INPUTS, Op, dispatch, dispatch2
 from ..._tensor_str import SCALAR_NAMES
@@ -95,6 +96,8 @@ def _check(x, w, b):
 
 def linear(input, weight, bias=None):
     """Same as `torch.nn.functional.linear`."""
+    if AUTOCAST[0]:
+        input, weight, bias = cast_args("linear", (input, weight, bias))
     try:
         xd, wd = input._data, weight._data
     except AttributeError:
