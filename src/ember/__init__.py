@@ -35,6 +35,7 @@ from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, i
                                  set_grad_enabled)
 
 from ._backend import default_device as get_default_device, set_default_device
+from .backends._precision import get_float32_matmul_precision, set_float32_matmul_precision
 from ._autocast import (autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache,
                         get_autocast_dtype, is_autocast_cache_enabled, is_autocast_enabled, set_autocast_cache_enabled,
                         set_autocast_dtype, set_autocast_enabled)
