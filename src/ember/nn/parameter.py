@@ -6,7 +6,8 @@ from .._device import device as _device
 from .._tensor import Tensor
 from ..autograd.graph import counter
 
-__all__ = ["Buffer", "Parameter", "is_lazy"]
+__all__ = ["Buffer", "Parameter", "UninitializedBuffer", "UninitializedParameter", "UninitializedTensorMixin",
+           "is_lazy"]
 
 
 def _empty0():
@@ -86,6 +87,79 @@ class Buffer(Tensor, metaclass=_BufferMeta):
         return t
 
 
+class UninitializedTensorMixin:
+    """Same as `torch.nn.parameter.UninitializedTensorMixin`: a placeholder of no shape until `materialize`.
+
+    Deviation: torch refuses almost every tensor function on it; ember refuses `shape` and `share_memory_` (other
+    ops see an empty tensor)."""
+    __slots__ = ()
+
+    def materialize(self, shape, device=None, dtype=None):
+        """Same as `torch.nn.parameter.UninitializedTensorMixin.materialize`: new memory of that shape, and the
+        object becomes a `cls_to_become` (Parameter or Tensor) in place."""
+        from .._ops.creation import empty
+        if device is None:
+            device = self.device
+        if dtype is None:
+            dtype = self.dtype
+        self._data = empty(shape, device=device, dtype=dtype)._data
+        acc = self._accum
+        if acc is not None:
+            acc._meta = ((self._data.shape, self._data.dtype),)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. This error usually happens "
+                           "in `load_state_dict` when trying to load an uninitialized parameter into an initialized "
+                           "one. Call `forward` to initialize the parameters before accessing their attributes.")
+
+    def share_memory_(self):
+        raise RuntimeError("Can't share memory on an uninitialized parameter or buffer. Call `forward` to initialize "
+                           "the parameters before calling `module.share_memory()`.")
+
+    def __repr__(self):
+        return f"<{self.__class__.__name__}>"
+
+    def __reduce_ex__(self, proto):
+        return (self.__class__, (self._requires_grad,))
+
+
 def is_lazy(param):
-    """Same as `torch.nn.parameter.is_lazy` (ember has no uninitialized parameters: always False)."""
-    return False
+    """Same as `torch.nn.parameter.is_lazy`: whether param is an uninitialized parameter or buffer."""
+    return isinstance(param, UninitializedTensorMixin)
+
+
+def _empty_on(device, dtype):
+    from .._ops.creation import empty
+    return empty(0, device=device, dtype=dtype)
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """Same as `torch.nn.parameter.UninitializedParameter`."""
+    __slots__ = ()
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        return _make_param(cls, _empty_on(device, dtype), requires_grad)
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self._requires_grad, self.device, self.dtype)
+        memo[id(self)] = result
+        return result
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """Same as `torch.nn.parameter.UninitializedBuffer`."""
+    __slots__ = ()
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
+        t = _empty_on(device, dtype).as_subclass(cls)
+        if requires_grad:
+            t.requires_grad_(True)
+        t.persistent = persistent
+        t._is_buffer = True
+        return t

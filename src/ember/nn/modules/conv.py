@@ -7,9 +7,11 @@ from .. import init
 from .._functional import conv as _F
 from .._functional.padding import pad as _pad
 from ..parameter import Parameter
+from .lazy import _LazyConvXdMixin
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d",
+           "LazyConv2d", "LazyConv3d"]
 
 
 def _ntuple(v, n):
@@ -199,3 +201,18 @@ class ConvTranspose3d(_ConvTransposeNd):
     """Same as `torch.nn.ConvTranspose3d`."""
     _nd = 3
     _fn = staticmethod(_F.conv_transpose3d)
+
+
+class LazyConv1d(_LazyConvXdMixin, Conv1d):
+    """Same as `torch.nn.LazyConv1d`: in_channels is inferred from the first input; then it becomes a Conv1d."""
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConvXdMixin, Conv2d):
+    """Same as `torch.nn.LazyConv2d`: in_channels is inferred from the first input; then it becomes a Conv2d."""
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConvXdMixin, Conv3d):
+    """Same as `torch.nn.LazyConv3d`: in_channels is inferred from the first input; then it becomes a Conv3d."""
+    cls_to_become = Conv3d
