@@ -70,14 +70,12 @@ def test_unscale_then_clip_then_step():
     p, opt = _setup()
     _backward(s, p, [3.0, 4.0])
     s.unscale_(opt)
-    norm = ember.nn.utils.clip_grad_norm_([p], 1.0) if hasattr(ember.nn.utils, "clip_grad_norm_") else None
-    if norm is not None:
-        assert abs(float(norm) - 5.0) < 1e-5
-        np.testing.assert_allclose(p.grad.numpy(), [0.6, 0.8], rtol=1e-5)
+    norm = ember.nn.utils.clip_grad_norm_([p], 1.0)
+    assert abs(float(norm) - 5.0) < 1e-5
+    np.testing.assert_allclose(p.grad.numpy(), [0.6, 0.8], rtol=1e-5)
     s.step(opt)  # does not unscale twice
     s.update()
-    expected = [1 - 0.6, 1 - 0.8] if norm is not None else [-2.0, -3.0]
-    np.testing.assert_allclose(p.detach().numpy(), expected, rtol=1e-5)
+    np.testing.assert_allclose(p.detach().numpy(), [1 - 0.6, 1 - 0.8], rtol=1e-5)
 
 
 def test_misuse_errors():
