@@ -103,7 +103,7 @@ def __getattr__(name):
     # heavier submodules load on first use, keeping `import ember` fast
     import importlib
     if name in ("linalg", "testing", "cuda", "backends", "fft", "special", "utils", "nn", "optim", "amp",
-                "multiprocessing", "distributed", "serialization", "profiler", "cpu"):
+                "multiprocessing", "distributed", "serialization", "profiler", "cpu", "func"):
         return importlib.import_module("." + name, __name__)
     if name == "autocast":
         return importlib.import_module(".amp", __name__).autocast

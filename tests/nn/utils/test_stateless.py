@@ -67,3 +67,10 @@ def test_func_variant_takes_dict_sequences():
     np.testing.assert_array_equal(out.numpy(), np.ones((3, 2)))
     with pytest.raises(ValueError, match="appeared in multiple dictionaries"):
         _func_functional_call(m, ({"bias": ember.ones(2)}, {"bias": ember.ones(2)}), ember.ones(3, 2))
+
+
+def test_func_functional_call_takes_a_sequence_of_dicts():
+    m = ember.nn.Linear(2, 1)
+    out = ember.func.functional_call(m, ({"weight": ember.ones(1, 2)}, {"bias": ember.full((1,), 0.5)}),
+                                     (ember.tensor([[1.0, 2.0]]),))
+    assert out.tolist() == [[3.5]]
