@@ -8,6 +8,7 @@ import argparse
 import importlib
 import json
 import os
+import pathlib
 import platform
 import statistics
 import sys
@@ -81,8 +82,8 @@ def machine():
 
 
 def run(pattern="", threads=1, min_time=0.2, json_path=None):
-    for mod in ("ops", "autograd", "optim"):
-        importlib.import_module(f"bench.bench_{mod}")
+    for path in sorted(pathlib.Path(__file__).parent.glob("bench_*.py")):  # each file registers its benchmarks
+        importlib.import_module(f"bench.{path.stem}")
     libs = _libraries(threads)
     rows = []
     print(f"{'benchmark':44s} | {'torch ms':>10s} | {'ember ms':>10s} | {'ratio':>6s}")
