@@ -157,9 +157,12 @@ class Tensor:
         return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
 
     def storage_offset(self):
-        if self._base is None:
-            return 0
-        return (_address(self._data) - _address(self._base._data)) // self._data.itemsize
+        # measured from the array that owns the memory, so tensors sharing one storage (views, or tensors loaded
+        # from one saved storage) report torch's offsets
+        root = self._data
+        while isinstance(root.base, type(root)):
+            root = root.base
+        return (_address(self._data) - _address(root)) // self._data.itemsize
 
     def data_ptr(self):
         return _address(self._data)
@@ -168,9 +171,6 @@ class Tensor:
     def _version(self):
         c = self._vc
         return 0 if c is None else c.v
-
-    def is_shared(self):
-        return False
 
     def is_inference(self):
         return False
