@@ -1,7 +1,8 @@
 """Train a small CNN on the handwritten digits that ship with scikit-learn (8x8 images, 10 classes; no download).
 
 An ordinary PyTorch training script: swap `import ember as torch` for `import torch` and it runs on PyTorch.
-It prints a progress bar per epoch and the test accuracy, and writes a loss/accuracy plot.
+It prints a progress bar per epoch and the test accuracy, writes a checkpoint (model and optimizer state, loadable
+by torch.load too) and a loss/accuracy plot.
 """
 import argparse
 import pathlib
@@ -13,6 +14,7 @@ from tqdm import tqdm
 import ember as torch
 import ember.nn as nn
 import ember.nn.functional as F
+from ember.utils.data import DataLoader, TensorDataset
 
 
 class DigitsNet(nn.Module):
@@ -54,21 +56,20 @@ def evaluate(model, x, y):
 def main(epochs=20, batch_size=64, lr=3e-3, seed=0, out_dir="examples/out", plot=True):
     torch.manual_seed(seed)
     x_train, y_train, x_test, y_test = load_data(seed)
+    loader = DataLoader(TensorDataset(x_train, y_train), batch_size=batch_size, shuffle=True)
     model = DigitsNet()
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     history = {"train_loss": [], "test_loss": [], "test_accuracy": []}
     n = len(y_train)
     for epoch in range(1, epochs + 1):
-        perm = torch.randperm(n)
         running = 0.0
-        bar = tqdm(range(0, n, batch_size), desc=f"epoch {epoch:2d}/{epochs}", leave=False)
-        for start in bar:
-            idx = perm[start:start + batch_size]
-            loss = F.cross_entropy(model(x_train[idx]), y_train[idx])
+        bar = tqdm(loader, desc=f"epoch {epoch:2d}/{epochs}", leave=False)
+        for images, labels in bar:
+            loss = F.cross_entropy(model(images), labels)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
-            running += loss.item() * len(idx)
+            running += loss.item() * len(labels)
             bar.set_postfix(loss=f"{loss.item():.4f}")
         test_loss, test_accuracy = evaluate(model, x_test, y_test)
         history["train_loss"].append(running / n)
@@ -79,6 +80,10 @@ def main(epochs=20, batch_size=64, lr=3e-3, seed=0, out_dir="examples/out", plot
 
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    checkpoint = out / "digits_cnn.pt"
+    torch.save({"epoch": epochs, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                "test_accuracy": history["test_accuracy"][-1]}, checkpoint)
+    print(f"checkpoint written to {checkpoint}")
     if plot:
         _plot(history, out / "digits_training.png")
     print(f"test accuracy: {100 * history['test_accuracy'][-1]:.2f}%")
