@@ -2,12 +2,25 @@
 import os
 
 _requested = [None]
+_single = set()  # path fragments of BLAS libraries kept at one thread (see pin_single_threaded)
 
 
 def _apply(n):
     # a new controller each time: it sees every BLAS library loaded so far (scipy's may load after numpy's)
     from threadpoolctl import ThreadpoolController
-    ThreadpoolController().limit(limits=n, user_api="blas")
+    controller = ThreadpoolController()
+    controller.limit(limits=n, user_api="blas")
+    for lib in controller.lib_controllers:
+        if any(part in lib.filepath for part in _single):
+            lib.set_num_threads(1)
+
+
+def pin_single_threaded(path_fragment):
+    """Keep the BLAS library whose path contains path_fragment at one thread. scipy's OpenBLAS serves only the
+    optimizers' axpy, which is memory-bound; with threads, its spinning workers fought NumPy's BLAS threads for
+    the cores and single calls took 100 ms instead of 10 us."""
+    _single.add(path_fragment)
+    _apply(_requested[0] if _requested[0] is not None else get_num_threads())
 
 
 def set_num_threads(n):

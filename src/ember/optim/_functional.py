@@ -17,6 +17,7 @@ step_size * m / (sqrt(v) / sqrt(bc2) + eps) up to rounding, one pass shorter.
 Kernels receive a row of arrays (parameter first), a list of scratch buffers of the row's size and a tuple of
 constants; `run` feeds them chunk by chunk. Complex arrays are viewed as real pairs, as torch does.
 """
+import os
 import threading
 
 import numpy as np
@@ -31,7 +32,7 @@ _sqrt, _add, _mul, _div, _sub, _square = np.sqrt, np.add, np.multiply, np.divide
 
 
 def _load_blas():
-    """scipy's BLAS axpy, loaded once; the ember thread limit is re-applied to the newly loaded BLAS library."""
+    """scipy's BLAS axpy, loaded once; that BLAS library runs on one thread (see _threads.pin_single_threaded)."""
     _BLAS_LOADED[0] = True
     try:
         from scipy.linalg import blas
@@ -40,7 +41,7 @@ def _load_blas():
     _AXPY[np.dtype(np.float32)] = blas.saxpy
     _AXPY[np.dtype(np.float64)] = blas.daxpy
     from .. import _threads
-    _threads.reapply()  # the thread limit reaches the BLAS library just loaded
+    _threads.pin_single_threaded(os.sep + "scipy.libs" + os.sep)  # a wheel install; elsewhere scipy shares NumPy's
 
 
 def axpy(x, y, a, t):
