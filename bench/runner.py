@@ -82,8 +82,9 @@ def machine():
 
 
 def run(pattern="", threads=1, min_time=0.2, json_path=None):
-    for path in sorted(pathlib.Path(__file__).parent.glob("bench_*.py")):  # each file registers its benchmarks
-        importlib.import_module(f"bench.{path.stem}")
+    # each file registers its benchmarks; one with a report(pattern, threads) adds a table of its own after ours
+    modules = [importlib.import_module(f"bench.{path.stem}")
+               for path in sorted(pathlib.Path(__file__).parent.glob("bench_*.py"))]
     libs = _libraries(threads)
     rows = []
     print(f"{'benchmark':44s} | {'torch ms':>10s} | {'ember ms':>10s} | {'ratio':>6s}")
@@ -101,6 +102,9 @@ def run(pattern="", threads=1, min_time=0.2, json_path=None):
         rows.append({"name": name, "torch_ms": t and t * 1e3, "ember_ms": e * 1e3, "ratio": ratio})
         tstr = f"{t * 1e3:10.4f}" if t else f"{'-':>10s}"
         print(f"{name:44s} | {tstr} | {e * 1e3:10.4f} | {ratio:6.2f}", flush=True)
+    for module in modules:
+        if hasattr(module, "report"):
+            module.report(pattern, threads)
     if json_path:
         with open(json_path, "w") as f:
             json.dump({"machine": machine(), "threads": threads, "results": rows}, f, indent=2)
