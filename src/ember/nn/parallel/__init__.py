@@ -1,0 +1,4 @@
+"""ember.nn.parallel: same as `torch.nn.parallel` (DistributedDataParallel; DataParallel is not provided)."""
+from .distributed import DistributedDataParallel
+
+__all__ = ["DistributedDataParallel"]
