@@ -5,7 +5,6 @@ hanging. Skipped when mpi4py or mpiexec is missing.
 """
 import importlib.util
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -17,7 +16,7 @@ import ember.distributed as dist
 from ember.distributed import run as launcher
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MPIEXEC = shutil.which("mpiexec")
+MPIEXEC = launcher.find_mpiexec()
 needs_mpi = pytest.mark.skipif(importlib.util.find_spec("mpi4py") is None or MPIEXEC is None,
                                reason="needs mpi4py and mpiexec")
 

@@ -61,6 +61,15 @@ def _nproc(value):
     return n
 
 
+def find_mpiexec():
+    """The MPI launcher: the one installed next to this Python (the `mpich` wheel puts it in the environment's bin,
+    which need not be on PATH), else the first on PATH."""
+    here = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    if os.access(here, os.X_OK):
+        return here
+    return shutil.which("mpiexec") or shutil.which("mpirun")
+
+
 def launch_command(args):
     """The mpiexec command line that starts every process."""
     if args.node_rank != 0:
@@ -74,7 +83,7 @@ def launch_command(args):
     if nnodes > 1 and not hosts and not args.hostfile:
         raise SystemExit("--nnodes > 1 needs --hosts or --hostfile to tell the MPI launcher where to start them")
     world = nproc * nnodes
-    mpiexec = args.mpiexec or shutil.which("mpiexec") or shutil.which("mpirun")
+    mpiexec = args.mpiexec or find_mpiexec()
     if mpiexec is None:
         raise SystemExit("no MPI launcher found: install one (`pip install mpich mpi4py`) or pass --mpiexec")
     addr = args.master_addr or (hosts[0] if hosts else "127.0.0.1")
