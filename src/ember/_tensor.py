@@ -492,6 +492,16 @@ class Tensor:
         from .multiprocessing._shared import is_shared
         return is_shared(self)
 
+    def pin_memory(self, device=None):
+        """Same as `torch.Tensor.pin_memory`: a copy in page-locked host memory (needs a GPU, as in torch)."""
+        from .cuda._pinned import pin_memory
+        return pin_memory(self)
+
+    def is_pinned(self, device=None):
+        """Same as `torch.Tensor.is_pinned`."""
+        from .cuda._pinned import is_pinned
+        return is_pinned(self)
+
     def __reduce_ex__(self, protocol):
         # pickled by value; ember.multiprocessing and ember.save replace this with their own reducers
         d = self._data if self._data.__class__ is np.ndarray else self._data.get()
