@@ -202,6 +202,7 @@ def main(steps=1000, n_layer=3, n_head=4, n_embd=64, block_size=64, batch_size=3
         _, loss = model(x, y)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         scheduler.step()
         if step % 10 == 0:
