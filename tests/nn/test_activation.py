@@ -285,3 +285,84 @@ def test_relu_inplace_without_graph_writes_through_views():
     with ember.no_grad():
         F.relu_(leaf)
     assert leaf.tolist() == [0.0, 1.0]
+
+
+# ---------------- float32 blockwise kernels (NOTE [ Blockwise kernels ]) ----------------
+def test_float32_gelu_erf_accuracy_on_dense_grid():
+    # the float32 erf approximation against scipy: Phi to about 2.5e-7 absolute (float32 rounding; torch's own
+    # vectorized erf is no better), gelu and its derivative to a few float32 ulps of their scale
+    xs = np.linspace(-12, 12, 2_000_001).astype(np.float32)
+    x64 = xs.astype(np.float64)
+    phi = 0.5 * (1 + erf(x64 / math.sqrt(2)))
+    x = ember.tensor(xs, requires_grad=True)
+    y = F.gelu(x)
+    y.backward(ember.ones_like(x))
+    yv = y.detach().numpy()
+    assert yv.dtype == np.float32
+    nz = np.abs(x64) > 1e-3
+    assert np.abs(yv[nz] / x64[nz] - phi[nz]).max() < 3e-7
+    assert np.abs(yv - x64 * phi).max() < 6e-7
+    dref = phi + x64 * np.exp(-x64 * x64 / 2) / math.sqrt(2 * math.pi)
+    assert np.abs(x.grad.numpy() - dref).max() < 4e-7
+    # without a graph the forward skips the derivative but gives the same values
+    np.testing.assert_array_equal(F.gelu(ember.tensor(xs)).numpy(), yv)
+
+
+def _f32_cases():
+    rng = np.random.default_rng(7)
+    big = (rng.standard_normal((3, 40000)) * 4).astype(np.float32)  # several blocks, a ragged last one
+    return [big, big[:, ::3], np.float32(0.7) * np.ones(()), rng.standard_normal((0, 4)).astype(np.float32)]
+
+
+_F32_FNS = [
+    ("gelu", F.gelu, lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2)))),
+    ("elu", lambda x: F.elu(x, 0.7), lambda x: np.where(x > 0, x, 0.7 * np.expm1(x))),
+    ("selu", F.selu, lambda x: SELU_S * np.where(x > 0, x, SELU_A * np.expm1(x))),
+    ("celu", lambda x: F.celu(x, 1.5), lambda x: np.where(x > 0, x, 1.5 * np.expm1(x / 1.5))),
+    ("softplus", F.softplus, lambda x: np.where(x > 20, x, np.log1p(np.exp(np.minimum(x, 20))))),
+    ("softplus_beta", lambda x: F.softplus(x, 2.0, 3.0),
+     lambda x: np.where(2 * x > 3, x, _sp(np.minimum(2 * x, 3)) / 2)),
+]
+
+
+@pytest.mark.parametrize("name,fn,ref", _F32_FNS, ids=[c[0] for c in _F32_FNS])
+def test_float32_kernels_forward_and_grad_against_float64(name, fn, ref):
+    for a in _f32_cases():
+        a = np.asarray(a, np.float32)
+        x = ember.tensor(a, requires_grad=True)
+        y = fn(x)
+        assert y.dtype == ember.float32 and tuple(y.shape) == a.shape
+        np.testing.assert_allclose(y.detach().numpy(), ref(a.astype(np.float64)), rtol=2e-6, atol=1e-6)
+        with ember.no_grad():
+            np.testing.assert_array_equal(fn(ember.tensor(a)).numpy(), y.detach().numpy())
+        g = np.linspace(-1, 1, a.size).reshape(a.shape).astype(np.float32)
+        y.backward(ember.tensor(g))
+        x64 = ember.tensor(a.astype(np.float64), requires_grad=True)
+        fn(x64).backward(ember.tensor(g.astype(np.float64)))
+        np.testing.assert_allclose(x.grad.numpy(), x64.grad.numpy(), rtol=2e-6, atol=1e-6)
+
+
+def test_float32_kernels_double_backward_uses_the_saved_derivative():
+    a = np.array([-2.5, -0.7, 0.3, 1.9], np.float32)
+    for fn in (F.gelu, F.elu, F.softplus, lambda t: F.celu(t, 1.5), F.selu):
+        x = ember.tensor(a, requires_grad=True)
+        x64 = ember.tensor(a.astype(np.float64), requires_grad=True)
+        res = []
+        for t in (x, x64):
+            (g,) = ember.autograd.grad(fn(t).sum(), t, create_graph=True)
+            (gg,) = ember.autograd.grad((g * g).sum(), t)
+            res.append((g.detach().numpy(), gg.numpy()))
+        np.testing.assert_allclose(res[0][0], res[1][0], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-5, atol=1e-6)
+
+
+def test_float32_softplus_threshold_and_infinities():
+    x = ember.tensor([-np.inf, -30.0, 16.0, 17.5, 20.5, 30.0, np.inf, np.nan], requires_grad=True)
+    y = F.softplus(x)
+    y.backward(ember.ones_like(x))
+    yv = y.detach().numpy()
+    assert yv[0] == 0 and yv[-2] == np.inf and np.isnan(yv[-1])
+    assert yv[4] == np.float32(20.5) and yv[5] == 30.0  # beyond the threshold: x itself
+    assert x.grad.numpy()[[0, 4, 5, 6]].tolist() == [0.0, 1.0, 1.0, 1.0]
+    e = F.elu(ember.tensor([-np.inf, np.inf, np.nan]))
+    assert e.numpy()[0] == -1 and e.numpy()[1] == np.inf and np.isnan(e.numpy()[2])

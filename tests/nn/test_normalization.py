@@ -302,3 +302,61 @@ def test_batchnorm_loads_checkpoint_without_num_batches_tracked():
     sd._metadata[""]["version"] = 1  # checkpoints before version 2 had no counter
     bn.load_state_dict(sd)
     assert int(bn.num_batches_tracked) == 0
+
+
+# ---------------- layer norm / RMS norm over trailing dims: the (M, N) row kernels ----------------
+@pytest.mark.parametrize("affine", ["wb", "w", "b", "none"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_float32_layer_norm_matches_float64(affine, layout):
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal((6, 5, 16)) * 3 + 2).astype(np.float32)
+    if layout == "transposed":
+        a = np.ascontiguousarray(a.transpose(1, 0, 2)).transpose(1, 0, 2)  # same values, non-contiguous
+    wa = (1 + 0.3 * rng.standard_normal((5, 16))).astype(np.float32)
+    ba = rng.standard_normal((5, 16)).astype(np.float32)
+    ga = rng.standard_normal(a.shape).astype(np.float32)
+    out = {}
+    for dt in (np.float32, np.float64):
+        x = ember.tensor(a.astype(dt), requires_grad=True)
+        w = ember.tensor(wa.astype(dt), requires_grad=True) if "w" in affine else None
+        b = ember.tensor(ba.astype(dt), requires_grad=True) if "b" in affine else None
+        y = F.layer_norm(x, (5, 16), w, b)
+        assert y.dtype == x.dtype
+        y.backward(ember.tensor(ga.astype(dt)))
+        out[dt] = [y.detach().numpy()] + [t.grad.numpy() for t in (x, w, b) if t is not None]
+        assert x.grad._data.base is None  # the gradient owns its memory: it becomes .grad without a copy
+    ref = _ln_ref(a.astype(np.float64), 2, wa if "w" in affine else None, ba if "b" in affine else None)
+    np.testing.assert_allclose(out[np.float64][0], ref, atol=1e-12)
+    for p, q in zip(out[np.float32], out[np.float64]):
+        assert p.dtype == np.float32
+        np.testing.assert_allclose(p, q, rtol=1e-5, atol=2e-5)
+
+
+def test_float32_rms_norm_matches_float64():
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((7, 33)).astype(np.float32)
+    wa = rng.standard_normal(33).astype(np.float32)
+    ga = rng.standard_normal(a.shape).astype(np.float32)
+    out = []
+    for dt in (np.float32, np.float64):
+        x = ember.tensor(a.astype(dt), requires_grad=True)
+        w = ember.tensor(wa.astype(dt), requires_grad=True)
+        y = F.rms_norm(x, (33,), w, 1e-6)
+        y.backward(ember.tensor(ga.astype(dt)))
+        out.append([y.detach().numpy(), x.grad.numpy(), w.grad.numpy()])
+    np.testing.assert_allclose(out[1][0], _rms_ref(a.astype(np.float64), 1, wa, 1e-6), atol=1e-12)
+    for p, q in zip(*out):
+        np.testing.assert_allclose(p, q, rtol=1e-5, atol=2e-5)
+
+
+def test_layer_norm_output_is_not_the_saved_xhat():
+    # with a graph the affine step writes a new array: changing the output in place leaves the backward intact
+    x = ember.randn(4, 8, requires_grad=True)
+    y = F.layer_norm(x, (8,))
+    y2 = F.layer_norm(x, (8,), ember.ones(8), ember.zeros(8))
+    F.relu(y2, inplace=True)
+    (g1,) = ember.autograd.grad(y.sum() + (y * y).sum(), x)
+    x2 = x.detach().clone().requires_grad_(True)
+    y3 = F.layer_norm(x2, (8,))
+    (g2,) = ember.autograd.grad(y3.sum() + (y3 * y3).sum(), x2)
+    assert_close(g1, g2.numpy(), atol=1e-6)

@@ -251,47 +251,95 @@ def threshold(input, threshold, value, inplace=False):
 threshold_ = _inplace_pair(threshold, "threshold_")
 
 
+# ---------------- blockwise kernels ----------------
+# NOTE [ Blockwise kernels ]
+# A kernel of many NumPy passes (gelu, elu, softplus) runs over blocks of _BLOCK elements of a contiguous input:
+# a block's temporaries stay in the L2 cache, where temporaries of a whole large tensor stream through memory on
+# every pass (several times slower); larger blocks would pay less per-call overhead but miss the cache. Constants
+# are 0-d arrays of the input's dtype: as ufunc operands they cost about half the call overhead of Python floats.
+# When a graph will be recorded, the forward kernel also writes f'(x) into a second output, kept as the node's
+# extra (one more array held until the backward): the backward is then the single product g * f'(x) instead of
+# a second round of transcendental functions. Without a graph the public function picks the *_NOGRAD op, whose
+# kernel skips f'(x).
+_BLOCK = 32768
+
+
+def _blockwise(kernel, x, with_d, *args):
+    """(y, d) from kernel(x_block, y_block, d_block or None, *args) over blocks of x; d is None without with_d."""
+    if not x.flags.c_contiguous:
+        y = np.empty_like(x)
+        d = np.empty_like(x) if with_d else None
+        kernel(x, y, d, *args)
+        return y, d
+    xf = x.reshape(-1)
+    n = xf.shape[0]
+    y = np.empty_like(xf)
+    d = np.empty_like(xf) if with_d else None
+    if n <= _BLOCK:
+        kernel(xf, y, d, *args)
+    else:
+        for i in range(0, n, _BLOCK):
+            j = i + _BLOCK
+            kernel(xf[i:j], y[i:j], None if d is None else d[i:j], *args)
+    return y.reshape(x.shape), None if d is None else d.reshape(x.shape)
+
+
 # ---------------- elu, selu, celu ----------------
-def _expm1(x):
-    # NumPy's expm1 and log1p are scalar loops, many times slower than exp and log; below float64 the
-    # cancellation in exp(x) - 1 costs less than one float32 ulp of the result's scale
+def _elu_block(x, y, d, zero, one, isc, sc, c, ci, smc):
+    # scale * max(x, 0) + scale * alpha * expm1(min(x, 0) * iscale): no select needed
+    z = np.minimum(x, zero)
+    if isc is not None:
+        z *= isc
     if x.dtype.char == "d":
-        return np.expm1(x)
-    y = np.exp(x)
-    y -= 1
-    return y
+        t = np.expm1(z)
+        e = t + one
+    else:
+        e = np.exp(z, out=z)
+        t = e - one
+    t *= c
+    np.maximum(x, zero, out=y)
+    if sc is not None:
+        y *= sc
+    y += t
+    if d is not None:
+        # f'(x): c * iscale * exp(x * iscale) for x <= 0, scale for x > 0 (where exp(min(x, 0)) is 1)
+        np.multiply(e, ci, out=d)
+        np.greater(x, zero, out=t)
+        t *= smc
+        d += t
 
 
-def _log1p(x):
-    if x.dtype.char == "d":
-        return np.log1p(x)
-    y = x + 1
-    return np.log(y, out=y)
+def _elu_args(dt, alpha, scale, iscale):
+    """The kernel's constants as 0-d arrays of the input's dtype (NOTE [ Blockwise kernels ])."""
+    c = alpha * scale
+    ci = c * iscale
+    k = [np.array(v, dt) for v in (0.0, 1.0, iscale, scale, c, ci, scale - ci)]
+    if iscale == 1.0:
+        k[2] = None
+    if scale == 1.0:
+        k[3] = None
+    return k
 
 
 def _elu_fwd(x, alpha, scale, iscale):
-    # scale * max(x, 0) + scale * alpha * expm1(min(x, 0) * iscale): no select needed
-    y = _expm1(np.minimum(x, 0) * iscale)
-    y *= alpha * scale
-    y += np.maximum(x, 0) * scale
-    return y
+    return _blockwise(_elu_block, x, True, *_elu_args(x.dtype, alpha, scale, iscale))
 
 
-def _elu_dfwd(g, x, alpha, scale, iscale):
-    c = alpha * scale * iscale
-    d = np.exp(np.minimum(x, 0) * iscale)
-    d *= c
-    d += _mask(x > 0, x.dtype) * (scale - c)
-    d *= g
-    return d
+def _elu_fwd_nograd(x, alpha, scale, iscale):
+    return _blockwise(_elu_block, x, False, *_elu_args(x.dtype, alpha, scale, iscale))[0]
 
 
-def _elu_d2(x, alpha, scale, iscale):
+def _elu_dfwd(g, x, alpha, scale, iscale, d):
+    return g * d
+
+
+def _elu_d2(x, alpha, scale, iscale, _=None):
     return ember.where(x >= 0, 0.0, (x.clamp(max=0) * iscale).exp() * (alpha * scale * iscale * iscale))
 
 
-_ELU = _fused("elu", _elu_fwd, _elu_dfwd, _elu_d2, "EluBackward0")
-_CELU = _fused("celu", _elu_fwd, _elu_dfwd, _elu_d2, "CeluBackward0", "EluBackwardBackward0")
+_ELU = _fused("elu", _elu_fwd, _elu_dfwd, _elu_d2, "EluBackward0", keep=True)
+_CELU = _fused("celu", _elu_fwd, _elu_dfwd, _elu_d2, "CeluBackward0", "EluBackwardBackward0", keep=True)
+_ELU_NOGRAD = Op("elu", _in_f32(_elu_fwd_nograd), _ELU.bwd, SAVE_INPUTS, node_name="EluBackward0")
 
 
 def elu(input, alpha=1.0, inplace=False):
@@ -299,7 +347,7 @@ def elu(input, alpha=1.0, inplace=False):
     if inplace:
         return elu_(input, alpha)
     _check(input, "elu_cpu", "elu")
-    return dispatch1(_ELU, input, float(alpha), 1.0, 1.0)
+    return dispatch1(_ELU if GRAD[0] and input._requires_grad else _ELU_NOGRAD, input, float(alpha), 1.0, 1.0)
 
 
 elu_ = _inplace_pair(elu, "elu_")
@@ -310,7 +358,8 @@ def selu(input, inplace=False):
     if inplace:
         return selu_(input)
     _check(input, "elu_cpu", "selu")
-    return dispatch1(_ELU, input, _SELU_ALPHA, _SELU_SCALE, 1.0)
+    return dispatch1(_ELU if GRAD[0] and input._requires_grad else _ELU_NOGRAD, input, _SELU_ALPHA, _SELU_SCALE,
+                     1.0)
 
 
 selu_ = _inplace_pair(selu, "selu_")
@@ -323,33 +372,90 @@ def celu(input, alpha=1.0, inplace=False):
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     _check(input, "elu_cpu", "celu")
-    return dispatch1(_CELU, input, float(alpha), 1.0, 1.0 / alpha)
+    return dispatch1(_CELU if GRAD[0] and input._requires_grad else _ELU_NOGRAD, input, float(alpha), 1.0,
+                     1.0 / alpha)
 
 
 celu_ = _inplace_pair(celu, "celu_")
 
 
 # ---------------- gelu ----------------
+# NOTE [ float32 erf ]
+# Exact gelu in float32 uses Phi(-|x|) = 0.5 erfc(|x|/sqrt2) = t P(t) exp(-x^2/2), t = 1/(1 + p|x|), with a
+# degree-6 P fitted (weighted minimax) to erfc: 9e-9 absolute in exact arithmetic, so float32 rounding dominates
+# (max |error| of Phi about 2.5e-7, as torch's own vectorized erf). exp(-x^2/2) is the normal density's factor, so
+# the derivative Phi(x) + x phi(x) costs three more passes. float64 keeps scipy's erf.
+_GP = 0.391 / _SQRT_2
+_GC = (0.11746243220358588, 0.049385559587847266, 0.3153756099643535, -0.30423825306288593,
+       0.4345563842579195, -0.11254173739432564)
+
+
+def _k32(*vs):
+    """float32 0-d arrays (NOTE [ Blockwise kernels ])."""
+    return tuple(np.array(v, np.float32) for v in vs)
+
+
+_G_P, _G_ONE, _G_ZERO, _G_MHALF, _G_MTWO, _G_PDF = _k32(_GP, 1.0, 0.0, -0.5, -2.0, _INV_SQRT_2PI)
+_G_C = _k32(*_GC)
+
+
+def _gelu_block(x, y, d):
+    t = np.abs(x)
+    t *= _G_P
+    t += _G_ONE
+    np.divide(_G_ONE, t, out=t)
+    q = t * _G_C[5]
+    for c in _G_C[4::-1]:
+        q += c
+        q *= t
+    e = x * _G_MHALF
+    e *= x
+    np.exp(e, out=e)
+    q *= e  # Phi(-|x|)
+    np.multiply(q, _G_MTWO, out=t)
+    t += _G_ONE
+    t *= np.greater(x, _G_ZERO)
+    t += q  # Phi(x)
+    np.multiply(x, t, out=y)
+    if d is not None:
+        e *= x
+        e *= _G_PDF
+        np.add(e, t, out=d)
+
+
 def _erf(x):
     return _special(x).erf(x)
 
 
-def _gelu_fwd(x):
-    cdf = _erf(x * (1 / _SQRT_2))
+def _gelu_f64(x, with_d):
+    cdf = _erf(np.asarray(x * (1 / _SQRT_2)))  # a 0-d product is a NumPy scalar, not an ndarray
     cdf += 1
     cdf *= 0.5
-    return x * cdf, cdf
-
-
-def _gelu_dfwd(g, x, cdf):
-    # d/dx x*Phi(x) = Phi(x) + x*phi(x)
-    cdf = cdf.copy()
+    y = x * cdf
+    if not with_d:
+        return y, None
     pdf = np.exp(x * x * -0.5)
     pdf *= _INV_SQRT_2PI
     pdf *= x
-    cdf += pdf
-    cdf *= g
-    return cdf
+    pdf += cdf
+    return y, pdf
+
+
+def _gelu_fwd(x):
+    # (y, gelu'(x)): the derivative rides along as the node's extra (NOTE [ Blockwise kernels ])
+    if x.dtype.char == "f":
+        return _blockwise(_gelu_block, x, True)
+    return _gelu_f64(x, True)
+
+
+def _gelu_fwd_nograd(x):
+    if x.dtype.char == "f":
+        return _blockwise(_gelu_block, x, False)[0]
+    return _gelu_f64(x, False)[0]
+
+
+def _gelu_dfwd(g, x, d):
+    return g * d
 
 
 def _gelu_d2(x, _):
@@ -386,19 +492,18 @@ def _gelu_tanh_d2(x, _):
 
 
 _GELU = _fused("gelu", _gelu_fwd, _gelu_dfwd, _gelu_d2, "GeluBackward0", keep=True)
+_GELU_NOGRAD = Op("gelu", _in_f32(_gelu_fwd_nograd), _GELU.bwd, SAVE_INPUTS, node_name="GeluBackward0")
 _GELU_TANH = _fused("gelu", _gelu_tanh_fwd, _gelu_tanh_dfwd, _gelu_tanh_d2, "GeluBackward0", keep=True)
 
 
 def gelu(input, approximate="none"):
     """Same as `torch.nn.functional.gelu`."""
-    if approximate == "none":
-        op = _GELU
-    elif approximate == "tanh":
-        op = _GELU_TANH
-    else:
+    if approximate != "none" and approximate != "tanh":
         raise RuntimeError("approximate argument must be either none or tanh.")
     _check(input, "GeluKernelImpl", "gelu")
-    return dispatch1(op, input)
+    if approximate == "tanh":
+        return dispatch1(_GELU_TANH, input)
+    return dispatch1(_GELU if GRAD[0] and input._requires_grad else _GELU_NOGRAD, input)
 
 
 # ---------------- silu, mish, softplus, logsigmoid ----------------
@@ -421,11 +526,13 @@ def _silu_d2(x, _):
     return s * (1 - s) * (2 + x * (1 - 2 * s))
 
 
-def _softplus_np(x):
-    # log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)), without overflow
-    y = _log1p(np.exp(-np.abs(x)))
-    y += np.maximum(x, 0)
-    return y
+def _log1p(x):
+    # NumPy's log1p is a scalar loop, many times slower than log; below float64 the cancellation in log(1 + x)
+    # costs less than one float32 ulp of the result's scale
+    if x.dtype.char == "d":
+        return np.log1p(x)
+    y = x + 1
+    return np.log(y, out=y)
 
 
 def _tanh_softplus(x):
@@ -460,30 +567,54 @@ def _mish_d2(x):
     return (1 - t * t) * s * (2 + x * ((1 - s) - 2 * t * s))
 
 
+def _softplus_block(x, y, d, zero, one, b, th):
+    bx = x * b if b is not None else x
+    e = np.abs(bx)
+    np.negative(e, out=e)
+    np.exp(e, out=e)  # exp(-|bx|), in (0, 1]: no overflow
+    s = e + one
+    if x.dtype.char == "d":
+        np.log1p(e, out=y)
+    else:
+        np.log(s, out=y)
+    y += np.maximum(bx, zero)
+    if b is not None:
+        y /= b
+    if d is not None:
+        # sigmoid(bx): 1 / (1 + e) for bx >= 0, e / (1 + e) for bx < 0
+        np.divide(one, s, out=s)
+        e -= one
+        e *= np.less(bx, zero)
+        e += one
+        np.multiply(e, s, out=d)
+    if th is not None:
+        over = np.greater(bx, th)
+        np.copyto(y, x, where=over)
+        if d is not None:
+            np.copyto(d, one, where=over)
+
+
+def _softplus_args(dt, beta, th):
+    # float32 with beta 1 and a threshold of at least 17: exp(-bx) is below half an ulp of 1 beyond the threshold,
+    # so the formula itself gives x and 1 there and the threshold needs no select (th None)
+    fix = not (dt.char == "f" and beta == 1.0 and th >= 17.0)
+    return (np.array(0.0, dt), np.array(1.0, dt), None if beta == 1.0 else np.array(beta, dt),
+            np.array(th, dt) if fix else None)
+
+
 def _softplus_fwd(x, beta, th):
-    bx = x * beta
-    if beta <= 0:
-        return np.where(bx > th, x, _softplus_np(bx) / beta)
-    # sp + over * (x - sp), with x kept finite where it is not selected (so -inf gives 0, not NaN)
-    y = _softplus_np(np.minimum(bx, th))
-    y /= beta
-    over = _mask(bx > th, x.dtype)
-    over *= np.maximum(x, th / beta) - y
-    y += over
-    return y
+    return _blockwise(_softplus_block, x, True, *_softplus_args(x.dtype, beta, th))
 
 
-def _softplus_dfwd(g, x, beta, th):
-    # sigmoid(bx) where bx <= th, else 1
-    bx = x * beta
-    s = _sigmoid_np(np.minimum(bx, th))
-    over = bx > th
-    s += over * (1 - s)
-    s *= g
-    return s
+def _softplus_fwd_nograd(x, beta, th):
+    return _blockwise(_softplus_block, x, False, *_softplus_args(x.dtype, beta, th))[0]
 
 
-def _softplus_d2(x, beta, th):
+def _softplus_dfwd(g, x, beta, th, d):
+    return g * d
+
+
+def _softplus_d2(x, beta, th, _=None):
     s = _sig(x * beta)
     return ember.where(x * beta > th, 0.0, s * (1 - s) * beta)
 
@@ -501,7 +632,9 @@ def _logsigmoid_d2(x):
 
 _SILU = _fused("silu", _silu_fwd, _silu_dfwd, _silu_d2, "SiluBackward0", keep=True)
 _MISH = _fused("mish", _mish_fwd, _mish_dfwd, _mish_d2, "MishBackward0")
-_SOFTPLUS = _fused("softplus", _softplus_fwd, _softplus_dfwd, _softplus_d2, "SoftplusBackward0")
+_SOFTPLUS = _fused("softplus", _softplus_fwd, _softplus_dfwd, _softplus_d2, "SoftplusBackward0", keep=True)
+_SOFTPLUS_NOGRAD = Op("softplus", _in_f32(_softplus_fwd_nograd), _SOFTPLUS.bwd, SAVE_INPUTS,
+                      node_name="SoftplusBackward0")
 _LOGSIGMOID = _fused("log_sigmoid", _logsigmoid_fwd, lambda g, x: g * _sigmoid_np(-x), _logsigmoid_d2,
                      "LogSigmoidBackward0")
 
@@ -531,7 +664,8 @@ _mish_ = _inplace_pair(mish, "mish_")
 def softplus(input, beta=1.0, threshold=20.0):
     """Same as `torch.nn.functional.softplus`."""
     _check(input, "softplus_cpu", "softplus")
-    return dispatch1(_SOFTPLUS, input, beta, threshold)
+    op = _SOFTPLUS if GRAD[0] and input._requires_grad else _SOFTPLUS_NOGRAD
+    return dispatch1(op, input, float(beta), float(threshold))
 
 
 def logsigmoid(input):

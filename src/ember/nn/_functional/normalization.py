@@ -11,6 +11,9 @@ Without create_graph it runs in NumPy (reductions of products through einsum, so
 create_graph it recomputes the statistics from x in ember ops, so the result is differentiable again.
 xhat is kept for the backward only when the output is a separate array (with an affine step): otherwise the
 output is xhat itself and an in-place change to it (a following ReLU(inplace=True)) must not reach the backward.
+Layer norm and RMS norm (statistics over the trailing dims, float32/float64) see x as (M, N) rows: row sums are
+BLAS matrix-vector products with a cached ones vector, row sums of products np.vecdot, column sums of products
+einsum; in measurements these beat ndarray.sum and einsum over several axes, and no pass copies xhat.
 """
 import numbers
 import string
@@ -76,13 +79,16 @@ def _norm_fwd(x, *args):
     *wb, xhat, saved, _, _, _, _, wview, _, has_w, has_b, _, _ = args
     if not (has_w or has_b):
         return xhat
-    # without a graph nothing keeps xhat, so the affine step may overwrite it
-    y = xhat if saved is None else xhat.copy()
+    # without a graph nothing keeps xhat, so the affine step may overwrite it; otherwise the first product
+    # writes a new array (no copy pass)
     if has_w:
-        y *= wb[0] if wview is None else wb[0].reshape(wview)
-    if has_b:
-        y += wb[-1] if wview is None else wb[-1].reshape(wview)
-    return y
+        w = wb[0] if wview is None else wb[0].reshape(wview)
+        y = np.multiply(xhat, w, out=xhat if saved is None else None)
+        if has_b:
+            y += wb[-1] if wview is None else wb[-1].reshape(wview)
+        return y
+    b = wb[-1] if wview is None else wb[-1].reshape(wview)
+    return np.add(xhat, b, out=xhat if saved is None else None)
 
 
 def _xhat(xa, mu, invstd, sshape):
@@ -99,6 +105,9 @@ def _norm_bwd(ctx, g):
     _, xhat, mu, invstd, axes, sshape, wview, waxes, has_w, has_b, fixed, _ = ctx.attrs
     need = ctx.needs_input_grad
     xa, ga = ctx.inputs[0]._data, g._data
+    if sshape is None and wview is None and not fixed and xa.size and xa.dtype in _BLAS_DTYPES \
+            and ga.dtype == xa.dtype:
+        return _trailing_bwd(ctx, xa, ga, xhat, mu, invstd, has_w, has_b, need)
     xs_shape = xa.shape if sshape is None else sshape
     xhat = _xhat(xa, mu, invstd, sshape) if xhat is None else xhat
     xh = xhat.reshape(xa.shape)
@@ -139,6 +148,50 @@ def _input_grad(ga, xhat, w, invstd, center, axes, waxes, xs_shape, fixed, gw, g
         gx -= _sum(gxhat, axes) / n
     gx *= invstd
     return gx
+
+
+def _trailing_bwd(ctx, xa, ga, xhat, mu, invstd, has_w, has_b, need):
+    """The NumPy backward of layer norm and RMS norm, as (M, N) rows: BLAS row and column reductions."""
+    m = invstd.size
+    n = xa.size // m if m else 0
+    dt = xa.dtype
+    if xhat is None:
+        xhat = _xhat(xa, mu, invstd, None)
+    h = xhat.reshape(m, n)
+    g2 = ga.reshape(m, n)
+    grads = [None]
+    if need[0]:
+        r = invstd.reshape(m)
+        gs = g2 * ctx.inputs[1]._data.reshape(n) if has_w else g2
+        # gx = r * (gs - mean(gs) - xhat * mean(gs * xhat)), the means over each row
+        a = np.vecdot(gs, h)
+        a *= r
+        a *= 1.0 / n
+        gx = np.empty(xa.shape, dt)  # written through a 2-D view, so the result owns its memory
+        gx2 = gx.reshape(m, n)
+        np.multiply(h, a[:, None], out=gx2)
+        if mu is not None:
+            c = gs @ _ones(n, dt)
+            c *= r
+            c *= 1.0 / n
+        if gs is g2:
+            gs = g2 * r[:, None]
+        else:
+            gs *= r[:, None]
+        np.subtract(gs, gx2, out=gx2)
+        if mu is not None:
+            gx2 -= c[:, None]
+        grads[0] = wrap(gx)
+    if has_w:
+        grads.append(wrap(_shaped(np.einsum("ij,ij->j", g2, h), ctx.shapes[1])) if need[1] else None)
+    if has_b:
+        grads.append(wrap(_shaped(_ones(m, dt) @ g2, ctx.shapes[-1])) if need[-1] else None)
+    return tuple(grads)
+
+
+def _shaped(a, shape):
+    # a reshape to the same shape would still make a view, and a view cannot become .grad without a copy
+    return a if a.shape == tuple(shape) else a.reshape(shape)
 
 
 def _norm_bwd_graph(ctx, g, x):
@@ -218,6 +271,53 @@ def _stats(xs, axes, eps, center=True):
     return mu, var, invstd, xs * invstd
 
 
+_ONES = {}
+_BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _ones(n, dtype):
+    """A cached vector of ones: row and column sums as BLAS matrix-vector products."""
+    v = _ONES.get((n, dtype))
+    if v is None:
+        v = _ONES[(n, dtype)] = np.ones(n, dtype)
+    return v
+
+
+def _trailing_stats(xa, k, eps, center=True):
+    """_stats over the last k axes of a float32/float64 array, as (M, N) rows: the row sums are BLAS
+    matrix-vector products, the row sums of squares vecdot, and xhat owns its memory."""
+    stat_shape = xa.shape[:xa.ndim - k] + (1,) * k
+    m = 1
+    for s in stat_shape:
+        m *= s
+    n = xa.size // m
+    x2 = xa.reshape(m, n)
+    xhat = np.empty(xa.shape, xa.dtype)
+    h = xhat.reshape(m, n)
+    mu = None
+    if center:
+        mu = x2 @ _ones(n, xa.dtype)
+        mu *= 1.0 / n
+        np.subtract(x2, mu[:, None], out=h)
+        mu = mu.reshape(stat_shape)
+    else:
+        h[...] = x2
+    invstd = np.vecdot(h, h)
+    invstd *= 1.0 / n
+    invstd += eps
+    np.sqrt(invstd, out=invstd)
+    np.divide(1.0, invstd, out=invstd)
+    h *= invstd[:, None]
+    return mu, invstd.reshape(stat_shape), xhat
+
+
+def _trailing_ok(xa, weight, bias):
+    """The fast statistics apply: float32/float64, nonempty, and weight/bias (if any) of the same dtype."""
+    dt = xa.dtype
+    return (dt in _BLAS_DTYPES and xa.size and (weight is None or weight._data.dtype == dt)
+            and (bias is None or bias._data.dtype == dt))
+
+
 # ----- batch norm -----
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
@@ -283,7 +383,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     _check_norm_shape(input, shape, weight, ", ")
     k, d = len(shape), input.dim()
     axes = tuple(range(d - k, d))
-    mu, _, invstd, xhat = _stats(input._data, axes, eps)
+    xa = input._data
+    if _trailing_ok(xa, weight, bias):
+        mu, invstd, xhat = _trailing_stats(xa, k, eps)
+    else:
+        mu, _, invstd, xhat = _stats(xa, axes, eps)
     return _apply("NativeLayerNormBackward0", input, weight, bias, xhat, mu, invstd, axes, None, None,
                   tuple(range(d - k)), False, eps)
 
@@ -296,7 +400,11 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         eps = float(np.finfo(input._data.dtype).eps)
     k, d = len(shape), input.dim()
     axes = tuple(range(d - k, d))
-    _, _, invstd, xhat = _stats(input._data, axes, eps, center=False)
+    xa = input._data
+    if _trailing_ok(xa, weight, None):
+        _, invstd, xhat = _trailing_stats(xa, k, eps, center=False)
+    else:
+        _, _, invstd, xhat = _stats(xa, axes, eps, center=False)
     return _apply("FusedRmsNormBackward0", input, weight, None, xhat, None, invstd, axes, None, None,
                   tuple(range(d - k)), False, eps)
 
