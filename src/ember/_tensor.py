@@ -159,10 +159,15 @@ class Tensor:
     def storage_offset(self):
         # measured from the array that owns the memory, so tensors sharing one storage (views, or tensors loaded
         # from one saved storage) report torch's offsets
-        root = self._data
-        while isinstance(root.base, type(root)):
-            root = root.base
-        return (_address(self._data) - _address(root)) // self._data.itemsize
+        arr = root = self._data
+        while True:
+            b = root.base
+            if isinstance(b, type(arr)):
+                root = b
+            elif isinstance(getattr(b, "base", None), type(arr)):  # as_strided's wrapper object
+                root = b.base
+            else:
+                return (_address(arr) - _address(root)) // arr.itemsize
 
     def data_ptr(self):
         return _address(self._data)
