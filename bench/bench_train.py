@@ -122,6 +122,7 @@ def transformer_adamw(lib):
     return _step(lib, model, opt, *_data(lib, (16, 128, 256), 10))
 
 
+@bench("train")
 def lstm_adam(lib):
     """LSTM of 2 layers (input 128, hidden 256, batch_first) on sequences of 64, batch 32, with a linear head on the
     last step; Adam."""
@@ -141,17 +142,6 @@ def lstm_adam(lib):
     model = Recurrent()
     opt = lib.optim.Adam(model.parameters(), lr=1e-3)
     return _step(lib, model, opt, *_data(lib, (32, 64, 128), 10))
-
-
-def _has_lstm():
-    import ember.nn
-    return hasattr(ember.nn, "LSTM")
-
-
-# ember's nn.LSTM is newer than the rest: the benchmark is listed only once it exists (this imports ember, also in
-# the torch process of a memory measurement: harmless, as its baseline is taken after all imports)
-if _has_lstm():
-    bench("train")(lstm_adam)
 
 
 # --- peak memory -------------------------------------------------------------------------------------------------
@@ -226,7 +216,7 @@ def memory_report(names=_MEMORY, threads=1, steps=3):
         try:
             e = measure_memory("ember", name, threads, steps)
             t = measure_memory("torch", name, threads, steps) if _has_torch() else None
-        except Exception as exc:  # one library failing should not hide the other rows
+        except Exception as exc:  # noqa: BLE001 - one library failing should not hide the other rows
             print(f"{name:44s} | failed: {type(exc).__name__}: {exc}", flush=True)
             continue
         ratio = e / t if t else float("nan")
@@ -265,8 +255,6 @@ def main(argv=None):
     if args.memory_child:
         _memory_child(args.memory_child, names[0], args.threads, args.steps)
         return
-    if not _has_lstm():
-        print("(ember.nn has no LSTM yet: train/lstm_adam is skipped)", file=sys.stderr)
     run(args.pattern, args.threads, args.min_time, args.json)
     if not args.no_memory:
         memory_report(names, args.threads, args.steps)
