@@ -318,3 +318,89 @@ def test_non_contiguous_input():
     a, w = rng.standard_normal((2, 9, 8, 3)), rng.standard_normal((4, 3, 3, 3))
     x = ember.tensor(a).permute(0, 3, 1, 2)[:, :, 1:7]
     assert_close(F.conv2d(x, ember.tensor(w)), ref_conv(a.transpose(0, 3, 1, 2)[:, :, 1:7], w))
+
+
+# ---------------- fast paths: the flat-grid stride-1 kernels against the im2col kernels ----------------
+GRID_CASES = [
+    ("conv2d", (2, 4, 6, 5), (6, 4, 3, 3), {"padding": 1}),
+    ("conv2d", (2, 4, 5, 5), (6, 2, 3, 2), {"padding": "same", "dilation": (2, 1), "groups": 2}),
+    ("conv2d", (3, 4, 4, 6), (5, 4, 1, 1), {}),
+    ("conv2d", (2, 3, 4, 4), (4, 3, 1, 1), {"padding": 1}),  # the grid is larger than input + padding
+    ("conv1d", (2, 3, 9), (4, 3, 4), {"padding": 2}),
+    ("conv3d", (1, 2, 4, 3, 5), (3, 2, 2, 3, 2), {"padding": 1}),
+    ("conv_transpose2d", (2, 4, 5, 4), (4, 3, 3, 3), {"padding": 1}),
+    ("conv_transpose2d", (2, 4, 5, 4), (4, 2, 3, 2),
+     {"padding": (2, 1), "output_padding": 1, "dilation": 2, "groups": 2}),
+]
+
+
+def _conv_all_grads(fn, xa, wa, kw, need):
+    x = ember.tensor(xa, requires_grad=need[0])
+    w = ember.tensor(wa, requires_grad=need[1])
+    y = getattr(F, fn)(x, w, **kw)
+    g = ember.tensor(np.random.default_rng(5).standard_normal(tuple(y.shape)))
+    y.backward(g)
+    return [y.detach().numpy()] + [t.grad.numpy() for t, n in zip((x, w), need) if n]
+
+
+@pytest.mark.parametrize("case", GRID_CASES, ids=lambda c: f"{c[0]}{c[1]}{c[3]}")
+@pytest.mark.parametrize("need", [(True, True), (True, False), (False, True)])
+def test_grid_path_matches_im2col_path(monkeypatch, case, need):
+    from ember.nn._functional import conv as conv_mod
+    fn, xs, ws, kw = case
+    rng = np.random.default_rng(3)
+    xa, wa = rng.standard_normal(xs), rng.standard_normal(ws)
+    fast = _conv_all_grads(fn, xa, wa, kw, need)
+    monkeypatch.setattr(conv_mod, "_GRID_WASTE", 0)  # every conv takes the im2col kernels
+    slow = _conv_all_grads(fn, xa, wa, kw, need)
+    for a, b in zip(fast, slow):
+        np.testing.assert_allclose(a, b, atol=1e-10, rtol=1e-10)
+
+
+def test_weight_grad_without_saved_columns(monkeypatch):
+    from ember.nn._functional import conv as conv_mod
+    rng = np.random.default_rng(4)
+    xa, wa = rng.standard_normal((2, 3, 6, 6)), rng.standard_normal((4, 3, 3, 3))
+    for kw in ({"padding": 1}, {"stride": 2, "padding": 1}):
+        kept = _conv_all_grads("conv2d", xa, wa, kw, (True, True))
+        monkeypatch.setattr(conv_mod, "_SAVE_BYTES", 0)
+        dropped = _conv_all_grads("conv2d", xa, wa, kw, (True, True))
+        monkeypatch.undo()
+        for a, b in zip(kept, dropped):
+            np.testing.assert_allclose(a, b, atol=1e-10, rtol=1e-10)
+
+
+def test_grid_path_gradgradcheck_1x1_and_groups():
+    rng = np.random.default_rng(6)
+    for xs, ws, kw in [((2, 4, 3, 3), (2, 4, 1, 1), {}), ((1, 4, 4, 3), (4, 2, 3, 3), {"padding": 1, "groups": 2})]:
+        x = ember.tensor(rng.standard_normal(xs), requires_grad=True)
+        w = ember.tensor(rng.standard_normal(ws), requires_grad=True)
+        assert ember.autograd.gradgradcheck(lambda a, b, kw=kw: F.conv2d(a, b, **kw), (x, w))
+
+
+PHASE_CASES = [
+    ("conv2d", (2, 4, 7, 6), (6, 4, 3, 3), {"stride": 2, "padding": 1}),
+    ("conv2d", (2, 4, 7, 8), (6, 2, 3, 2), {"stride": (3, 2), "padding": (1, 0), "groups": 2}),
+    ("conv2d", (2, 3, 6, 6), (4, 3, 1, 1), {"stride": 2}),  # phases without a kernel tap get no gradient
+    ("conv1d", (2, 3, 11), (4, 3, 5), {"stride": 3, "padding": 2}),
+    ("conv3d", (1, 2, 5, 4, 6), (3, 2, 3, 2, 3), {"stride": (2, 1, 2), "padding": 1}),
+    ("conv_transpose2d", (2, 4, 3, 4), (4, 3, 3, 3), {"stride": 2, "padding": 1, "output_padding": 1}),
+    ("conv_transpose1d", (2, 4, 5), (4, 2, 4), {"stride": 3, "padding": 2, "output_padding": 1, "groups": 2}),
+]
+
+
+@pytest.mark.parametrize("case", PHASE_CASES, ids=lambda c: f"{c[0]}{c[1]}{c[3]}")
+def test_strided_input_grad_phases_match_col2im(monkeypatch, case):
+    from ember.nn._functional import conv as conv_mod
+    fn, xs, ws, kw = case
+    rng = np.random.default_rng(7)
+    xa, wa = rng.standard_normal(xs), rng.standard_normal(ws)
+    fast = _conv_all_grads(fn, xa, wa, kw, (True, True))
+    monkeypatch.setattr(conv_mod, "_PHASES", False)
+    slow = _conv_all_grads(fn, xa, wa, kw, (True, True))
+    for a, b in zip(fast, slow):
+        np.testing.assert_allclose(a, b, atol=1e-10, rtol=1e-10)
+    x = ember.tensor(xa, requires_grad=True)
+    w = ember.tensor(wa, requires_grad=True)
+    monkeypatch.undo()
+    assert ember.autograd.gradgradcheck(lambda a, b: getattr(F, fn)(a, b, **kw), (x, w))

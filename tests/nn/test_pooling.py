@@ -271,3 +271,26 @@ def test_all_ndims_share_batched_path():
         out = getattr(F, f"max_pool{nd}d")(x, 2)
         ref = ref_max_pool(x.numpy(), (2,) * nd, (2,) * nd, (0,) * nd)[0]
         np.testing.assert_allclose(out.numpy(), ref)
+
+
+# ---------------- tiled windows (stride == kernel, divisible sizes): the reshape paths ----------------
+TILED = [
+    (lambda x: F.avg_pool2d(x, 2), (2, 3, 4, 6), lambda a: a.reshape(2, 3, 2, 2, 3, 2).mean((3, 5))),
+    (lambda x: F.avg_pool2d(x, (5, 4)), (2, 3, 10, 8), lambda a: a.reshape(2, 3, 2, 5, 2, 4).mean((3, 5))),
+    (lambda x: F.avg_pool1d(x, 3), (2, 3, 9), lambda a: a.reshape(2, 3, 3, 3).mean(3)),
+    (lambda x: F.adaptive_avg_pool2d(x, 1), (2, 3, 5, 7), lambda a: a.mean((2, 3), keepdims=True)),
+    (lambda x: F.adaptive_avg_pool2d(x, (2, 1)), (3, 4, 6), lambda a: a.reshape(3, 2, 2, 6).mean((2, 3))[..., None]),
+    (lambda x: F.adaptive_avg_pool3d(x, (1, 2, 1)), (1, 2, 3, 4, 5),
+     lambda a: a.reshape(1, 2, 3, 2, 2, 5).mean((2, 4, 5))[:, :, None, :, None]),
+]
+
+
+@pytest.mark.parametrize("case", range(len(TILED)))
+def test_tiled_pooling_values_and_grads(case):
+    fn, shape, ref = TILED[case]
+    a = np.random.default_rng(case).standard_normal(shape)
+    x = ember.tensor(a, requires_grad=True)
+    np.testing.assert_allclose(fn(x).detach().numpy(), ref(a), rtol=1e-12, atol=1e-12)
+    assert ember.autograd.gradcheck(fn, (x,))
+    assert ember.autograd.gradgradcheck(fn, (x,))
+    assert fn(ember.tensor(a.astype(np.float32))).dtype == ember.float32

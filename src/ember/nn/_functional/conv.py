@@ -18,6 +18,25 @@ Folding the batch into the columns makes each op ONE GEMM per group with a long 
 w (G, Cout/G, Cin/G*K) @ cols (G, Cin/G*K, N*O), instead of N small ones: measured 2-4x faster with 2 BLAS threads
 on a loaded machine (each GEMM call synchronizes the BLAS threads). The price is one transpose copy of the output
 (N*Cout*O elements, against Cin*K*N*O for the columns), fused with the bias add.
+
+# NOTE [ Flat grid convolution ]
+At stride 1 (the common case) the columns are built on a flat grid instead: the input is copied once, channel
+first, into a zero-filled (C, N*prod(G) + shift) buffer whose cells of G >= S + max(lo, hi) (and >= O) elements per
+dim are shared by neighbouring images and rows, so that every padding read lands on a zero. Output position q of
+the grid reads input q + shift_j for kernel offset j (shift_j = sum_i j_i*dil_i*gridstride_i): each column row is
+ONE contiguous slab copy (the im2col above copies rows of output-width length), and a 1x1 kernel needs no copy at
+all. The GEMM then runs over all N*prod(G) grid positions and the O-sized cells are cut out of its result, which
+wastes (prod(G) - prod(O)) / prod(O) of the flops: 6% at 32x32, 27% at 8x8 with a 3x3 kernel; _use_grid weighs
+that against the copies saved (it wins for few channels, where copies dominate, and loses for many).
+The adjoints use the same grid: the output gradient, laid on the grid behind a lead of the largest shift, is
+convolved with the flipped kernel (the input gradient) and multiplied by the columns (the weight gradient); the
+backward of a conv builds it once for both. The forward keeps its column buffer in ctx.extra for the weight
+gradient (both layouts) when the weight requires grad and the buffer is at most _SAVE_BYTES: recomputing it cost
+about a third of the weight gradient, and a budget keeps large images from holding K times their input per layer.
+Measured (1 thread, min of runs, loaded machine): column build 1.7 -> 1.0 ms on (32,16,32,32) 3x3; forward + backward
+of that conv 1.95x -> 1.76x torch's time, (32,64,8,8) 1.6x -> 1.4x. What remains is mostly GEMM time: OpenBLAS
+reaches 50-85 GFLOP/s on these shapes (worst with 16 output rows), and torch's whole step costs about what our GEMMs
+alone do (oneDNN convolves directly, without a column buffer).
 """
 import math
 import numbers
@@ -28,6 +47,7 @@ import ember
 
 from ..._autocast import AUTOCAST, cast_args
 from ..._ops._dispatch import SAVE_INPUTS, Op, dispatch, dispatch2
+from ...autograd.grad_mode import GRAD
 
 __all__ = [
     "conv1d",
@@ -107,19 +127,157 @@ def _matmul(a, b):
     return np.matmul(a, b)
 
 
-def _conv_fwd(x, w, stride, lo, hi, dil, groups, b=None):
+# ---------------- stride-1 kernels on a flat grid: see NOTE [ Flat grid convolution ] ----------------
+def _grid_geom(sp, k, lo, hi, dil):
+    """(out size, grid size, grid strides, largest kernel shift) of a stride-1 conv of spatial size sp."""
+    osz = tuple(n + a + b - dd * (kk - 1) for n, kk, a, b, dd in zip(sp, k, lo, hi, dil))
+    gsz = tuple(max(n + max(a, b, 0), o) for n, a, b, o in zip(sp, lo, hi, osz))
+    gst = [1] * len(gsz)
+    for i in range(len(gsz) - 2, -1, -1):
+        gst[i] = gst[i + 1] * gsz[i + 1]
+    smax = sum((kk - 1) * dd * st for kk, dd, st in zip(k, dil, gst))
+    return osz, gsz, tuple(gst), smax
+
+
+def _use_grid(sp, k, stride, lo, hi, dil, cout):
+    """Whether a conv runs on the flat grid (stride 1): when the copies it saves outweigh the GEMM work it wastes."""
+    if any(s != 1 for s in stride):
+        return False
+    osz, gsz, _, _ = _grid_geom(sp, k, lo, hi, dil)
+    if min(osz) <= 0 or math.prod(gsz) > _GRID_WASTE * math.prod(osz):
+        return False
+    # the waste costs Cout MACs per wasted position and input element, the saving is a fixed cost per element that
+    # grows as rows get short (the im2col copies rows of output width): measured crossover (1 thread) about
+    # waste * Cout = 4 at width 32, 6 at 16, 10 at 8 (e.g. 16x16 maps: grid 10% faster at 16 channels, 5% slower
+    # at 64)
+    return (math.prod(gsz) / math.prod(osz) - 1) * cout <= 2 + 64 / osz[-1]
+
+
+_GRID_WASTE = 1.6  # the most grid positions per output position
+
+
+def _to_grid(a, gsz, off, lead, tail):
+    """a (N, C, *S) as a zero-filled flat grid (C, lead + N*prod(gsz) + tail), a's cells at offset off."""
+    n, c = a.shape[:2]
+    size = n * math.prod(gsz)
+    buf = np.zeros((c, lead + size + tail), a.dtype)
+    v = buf[:, lead:lead + size].reshape((c, n) + gsz)
+    np.copyto(v[(slice(None), slice(None)) + tuple(slice(o, o + m) for o, m in zip(off, a.shape[2:]))],
+              a.swapaxes(0, 1))
+    return buf
+
+
+def _from_grid(y, n, gsz, off, sp, b=None):
+    """The (N, C, *sp) cells at offset off of flat grid rows y (C, >= N*prod(gsz)), adding bias b."""
+    c = y.shape[0]
+    v = y[:, :n * math.prod(gsz)].reshape((c, n) + gsz)
+    v = v[(slice(None), slice(None)) + tuple(slice(o, o + m) for o, m in zip(off, sp))].swapaxes(0, 1)
+    out = np.empty(v.shape, y.dtype)
+    if b is None:
+        np.copyto(out, v)
+    else:
+        np.add(v, b.reshape((-1,) + (1,) * len(sp)), out=out)
+    return out
+
+
+def _grid_cols(buf, groups, k, dil, gst, size):
+    """Column buffer (G, C/G*prod(K), size) of flat grid buf (C, T): row (c, j) is buf[c, shift_j:shift_j + size],
+    one contiguous slab per row (a view, no copy, for a 1x1 kernel)."""
+    c, t = buf.shape
+    if math.prod(k) == 1:
+        return buf[:, :size].reshape(groups, c // groups, size)
+    it = buf.itemsize
+    shape = (groups, c // groups) + tuple(k) + (size,)
+    strides = (c // groups * t * it, t * it) + tuple(dd * st * it for dd, st in zip(dil, gst)) + (it,)
+    cols = np.empty(shape, buf.dtype)
+    np.copyto(cols, np.ndarray(shape, buf.dtype, buffer=buf, strides=strides))
+    return cols.reshape(groups, c // groups * math.prod(k), size)
+
+
+def _grad_grid(g, xsp, k, lo, hi, dil):
+    """Output gradient g (N, Cout, *O) on the flat grid of input size xsp, led by the largest shift (zeros)."""
+    _, gsz, _, smax = _grid_geom(xsp, k, lo, hi, dil)
+    return _to_grid(g, gsz, (0,) * len(k), smax, 0)
+
+
+def _conv_grid(x, w, lo, hi, dil, groups, b):
+    """Stride-1 conv on the flat grid: (y, column buffer)."""
+    k = w.shape[2:]
+    osz, gsz, gst, smax = _grid_geom(x.shape[2:], k, lo, hi, dil)
+    size = x.shape[0] * math.prod(gsz)
+    cols = _grid_cols(_to_grid(x, gsz, lo, 0, smax), groups, k, dil, gst, size)
+    cout = w.shape[0]
+    y = _matmul(w.reshape(groups, cout // groups, cols.shape[1]), cols)
+    return _from_grid(y.reshape(cout, size), x.shape[0], gsz, (0,) * len(k), osz, b), cols
+
+
+def _convt_grid(g, w, lo, hi, dil, groups, xsp, b, gp):
+    """Stride-1 adjoint of conv in x on the flat grid: a conv of the output gradient with the flipped kernel."""
+    k = w.shape[2:]
+    _, gsz, gst, smax = _grid_geom(xsp, k, lo, hi, dil)
+    if gp is None:
+        gp = _to_grid(g, gsz, (0,) * len(k), smax, 0)
+    size = g.shape[0] * math.prod(gsz)
+    cols = _grid_cols(gp, groups, k, dil, gst, size)
+    wf = _flip_kernel(w, groups)
+    x = _matmul(wf.reshape(groups, wf.shape[0] // groups, cols.shape[1]), cols)
+    return _from_grid(x.reshape(wf.shape[0], size), g.shape[0], gsz, lo, xsp, b)
+
+
+def _wgrad_grid(x, g, lo, hi, dil, groups, k, cols, gp):
+    """Stride-1 adjoint of conv in w on the flat grid: (G, Cout/G, Lq) @ cols^T."""
+    _, gsz, gst, smax = _grid_geom(x.shape[2:], k, lo, hi, dil)
+    size = x.shape[0] * math.prod(gsz)
+    if cols is None:
+        cols = _grid_cols(_to_grid(x, gsz, lo, 0, smax), groups, k, dil, gst, size)
+    if gp is None:
+        gp = _to_grid(g, gsz, (0,) * len(k), smax, 0)
+    cout = g.shape[1]
+    return _wgrad_gemm(gp[:, smax:smax + size].reshape(groups, cout // groups, size), cols, x.shape[1], k)
+
+
+def _wgrad_gemm(gm, cols, cin, k):
+    """(G, Cout/G, L) @ (G, Cin/G*K, L)^T as a (Cout, Cin/G, *K) weight."""
+    # one GEMM over L per group. Its long inner dim made OpenBLAS (2 threads, loaded machine) show 5-50x
+    # slowdown spikes whenever the output's row count was the smaller of its two dims; put the larger one first
+    groups = gm.shape[0]
+    shape = (groups * gm.shape[1], cin // groups) + tuple(k)
+    if gm.shape[1] >= cols.shape[1]:
+        return _matmul(gm, cols.transpose(0, 2, 1)).reshape(shape)
+    wt = _matmul(cols, gm.transpose(0, 2, 1))
+    return np.ascontiguousarray(wt.transpose(0, 2, 1)).reshape(shape)
+
+
+_SAVE_BYTES = 64 << 20  # the largest column buffer a conv keeps for its weight gradient
+
+
+def _conv_cols(x, w, stride, lo, hi, dil, groups, b=None):
+    """(y, column buffer) of conv(x, w) + b."""
+    if _use_grid(x.shape[2:], w.shape[2:], stride, lo, hi, dil, w.shape[0]):
+        return _conv_grid(x, w, lo, hi, dil, groups, b)
     cols, osz = _im2col(x, w.shape[2:], stride, lo, hi, dil, groups)
     cout = w.shape[0]
     y = _matmul(w.reshape(groups, cout // groups, cols.shape[1]), cols)  # (G, Cout/G, N*O)
-    return _batch_major(y.reshape(cout, y.shape[2]), x.shape[0], b).reshape((x.shape[0], cout) + osz)
+    return _batch_major(y.reshape(cout, y.shape[2]), x.shape[0], b).reshape((x.shape[0], cout) + osz), cols
 
 
-def _conv_b_fwd(x, w, b, stride, lo, hi, dil, groups):
-    return _conv_fwd(x, w, stride, lo, hi, dil, groups, b)
+def _conv_fwd(x, w, stride, lo, hi, dil, groups, save=False, b=None):
+    """(y, the column buffer when save and small enough: the weight gradient reuses it, else None)."""
+    y, cols = _conv_cols(x, w, stride, lo, hi, dil, groups, b)
+    return y, (cols if save and cols.nbytes <= _SAVE_BYTES else None)
 
 
-def _convt_fwd(g, w, stride, lo, hi, dil, groups, xsp, b=None):
-    """The adjoint of conv in x: g (N, Cout, *O), w (Cout, Cin/G, *K) -> (N, Cin, *xsp)."""
+def _conv_b_fwd(x, w, b, stride, lo, hi, dil, groups, save=False):
+    return _conv_fwd(x, w, stride, lo, hi, dil, groups, save, b)
+
+
+def _convt_fwd(g, w, stride, lo, hi, dil, groups, xsp, gp=None, b=None):
+    """The adjoint of conv in x: g (N, Cout, *O), w (Cout, Cin/G, *K) -> (N, Cin, *xsp); gp: g on the flat grid
+    when the caller already built it."""
+    if g.shape[0] and _use_grid(xsp, w.shape[2:], stride, lo, hi, dil, w.shape[0]):
+        return _convt_grid(g, w, lo, hi, dil, groups, xsp, b, gp)
+    if g.shape[0] and _PHASES and all(dd == 1 for dd in dil) and any(st > 1 for st in stride):
+        return _convt_phases(g, w, stride, lo, groups, xsp, b)
     n, cout = g.shape[:2]
     osz = g.shape[2:]
     k = w.shape[2:]
@@ -129,7 +287,7 @@ def _convt_fwd(g, w, stride, lo, hi, dil, groups, xsp, b=None):
         # rows against Cin*K for the GEMM + col2im scatter below, so it wins when Cout <= Cin (measured ~1.5x on
         # 64->64 3x3; with Cout >> Cin, e.g. a first layer, the scatter is several times cheaper)
         hi2 = tuple(m - o + a for m, o, a in zip(xsp, osz, lo))
-        return _conv_fwd(g, _flip_kernel(w, groups), stride, full, hi2, dil, groups, b)
+        return _conv_cols(g, _flip_kernel(w, groups), stride, full, hi2, dil, groups, b)[0]
     cin = w.shape[1] * groups
     wm = w.reshape(groups, cout // groups, w[0].size).transpose(0, 2, 1)  # (G, Cin/G*K, Cout/G)
     cols = _matmul(wm, _channel_major(g, groups))  # (G, Cin/G*K, N*O)
@@ -147,6 +305,35 @@ def _convt_fwd(g, w, stride, lo, hi, dil, groups, xsp, b=None):
     return x if x.flags.c_contiguous else np.ascontiguousarray(x)
 
 
+def _convt_phases(g, w, stride, lo, groups, xsp, b):
+    """Strided adjoint of conv in x as prod(stride) stride-1 ones: the input positions of one phase (padded position
+    r mod stride) receive g through the kernel taps r, r + stride, ... only, a stride-1 transposed conv with that
+    sub-kernel. Same GEMM flops as GEMM + col2im, but the strided scatter-adds (2.5x the GEMM's time on a 3x3
+    stride-2 conv) become slab copies and one strided write per phase: measured 1.1-1.6x faster on 3x3 stride-2
+    shapes. (Stacking the phases as channels of one GEMM, sub-kernels zero-padded, was slower: 16/9 the flops.)"""
+    k = w.shape[2:]
+    osz = g.shape[2:]
+    x = np.zeros(g.shape[:1] + (w.shape[1] * groups,) + tuple(xsp), g.dtype)
+    for r in np.ndindex(*stride):
+        kr = tuple((kk - ri + s - 1) // s for kk, ri, s in zip(k, r, stride))  # taps of this phase
+        m0 = tuple(max(a - ri + s - 1, 0) // s for a, ri, s in zip(lo, r, stride))  # first phase row inside x
+        mr = tuple((a + n - 1 - ri) // s + 1 for a, n, ri, s in zip(lo, xsp, r, stride))  # phase rows needed
+        if min(kr) <= 0 or any(m <= a for m, a in zip(mr, m0)):
+            continue
+        wr = np.ascontiguousarray(w[(Ellipsis,) + tuple(slice(ri, None, s) for ri, s in zip(r, stride))])
+        hi = tuple(o - m + kk - 1 for o, m, kk in zip(osz, mr, kr))
+        one = (1,) * len(k)
+        xr = _convt_fwd(g, wr, one, (0,) * len(k), hi, one, groups, mr)
+        x[(Ellipsis,) + tuple(slice(ri + s * a - lo_, None, s) for ri, s, a, lo_ in zip(r, stride, m0, lo))] = \
+            xr[(Ellipsis,) + tuple(slice(a, None) for a in m0)]
+    if b is not None:
+        x += b.reshape((-1,) + (1,) * len(k))
+    return x
+
+
+_PHASES = True  # strided input gradients by phases (tests compare with col2im)
+
+
 def _flip_kernel(w, groups):
     """(Cout, Cin/G, *K) -> (Cin, Cout/G, *K) with every spatial dim reversed: the kernel of the adjoint conv."""
     cout, cg = w.shape[:2]
@@ -157,29 +344,30 @@ def _flip_kernel(w, groups):
 
 
 def _convt_b_fwd(g, w, b, stride, lo, hi, dil, groups, xsp):
-    return _convt_fwd(g, w, stride, lo, hi, dil, groups, xsp, b)
+    return _convt_fwd(g, w, stride, lo, hi, dil, groups, xsp, None, b)
 
 
-def _wgrad_fwd(x, g, stride, lo, hi, dil, groups, k):
-    """The adjoint of conv in w: x (N, Cin, *S), g (N, Cout, *O) -> (Cout, Cin/G, *K)."""
-    cout = g.shape[1]
-    cols, _ = _im2col(x, k, stride, lo, hi, dil, groups)  # (G, Cin/G*K, N*O)
-    # one GEMM over N*O per group. Its long inner dim made OpenBLAS (2 threads, loaded machine) show 5-50x
-    # slowdown spikes whenever the output's row count was the smaller of its two dims; put the larger one first
-    gm = _channel_major(g, groups)
-    if gm.shape[1] >= cols.shape[1]:
-        return _matmul(gm, cols.transpose(0, 2, 1)).reshape((cout, x.shape[1] // groups) + tuple(k))
-    wt = _matmul(cols, gm.transpose(0, 2, 1))
-    return np.ascontiguousarray(wt.transpose(0, 2, 1)).reshape((cout, x.shape[1] // groups) + tuple(k))
+def _wgrad_fwd(x, g, stride, lo, hi, dil, groups, k, cols=None, gp=None):
+    """The adjoint of conv in w: x (N, Cin, *S), g (N, Cout, *O) -> (Cout, Cin/G, *K). cols: the forward's column
+    buffer of x when it kept one; gp: g on the flat grid when the caller already built it."""
+    if x.shape[0] and _use_grid(x.shape[2:], k, stride, lo, hi, dil, g.shape[1]):
+        return _wgrad_grid(x, g, lo, hi, dil, groups, k, cols, gp)
+    if cols is None:
+        cols, _ = _im2col(x, k, stride, lo, hi, dil, groups)  # (G, Cin/G*K, N*O)
+    return _wgrad_gemm(_channel_major(g, groups), cols, x.shape[1], k)
 
 
 # ---------------- backward formulas ----------------
 def _conv_bwd(ctx, g):
     x, w = ctx.inputs[0], ctx.inputs[1]
-    attrs = ctx.attrs
+    attrs = ctx.attrs[:5]
     need = ctx.needs_input_grad
-    gx = _convt(g, w, attrs, tuple(x.shape[2:])) if need[0] else None
-    gw = _wgrad(x, g, attrs, tuple(w.shape[2:])) if need[1] else None
+    xsp, k = tuple(x.shape[2:]), tuple(w.shape[2:])
+    gp = None
+    if need[0] and need[1] and x.shape[0] and _use_grid(xsp, k, *attrs[:4], w.shape[0]):
+        gp = _grad_grid(g._data, xsp, k, *attrs[1:4])  # built once for both gradients
+    gx = dispatch2(_CONVT, g, w, *attrs, xsp, gp) if need[0] else None
+    gw = dispatch2(_WGRAD, x, g, *attrs, k, ctx.extra, gp) if need[1] else None
     if len(ctx.inputs) == 2:
         return gx, gw
     gb = g.sum((0,) + tuple(range(2, g.dim()))) if need[2] else None
@@ -207,8 +395,8 @@ def _wgrad_bwd(ctx, gw):
     return gx, gg
 
 
-_CONV = Op("convolution", _conv_fwd, _conv_bwd, SAVE_INPUTS, node_name="ConvolutionBackward0")
-_CONV_B = Op("convolution", _conv_b_fwd, _conv_bwd, SAVE_INPUTS, node_name="ConvolutionBackward0")
+_CONV = Op("convolution", _conv_fwd, _conv_bwd, SAVE_INPUTS, extra=True, node_name="ConvolutionBackward0")
+_CONV_B = Op("convolution", _conv_b_fwd, _conv_bwd, SAVE_INPUTS, extra=True, node_name="ConvolutionBackward0")
 _CONVT = Op("convolution_transpose", _convt_fwd, _convt_bwd, SAVE_INPUTS, node_name="ConvolutionBackward0")
 _CONVT_B = Op("convolution_transpose", _convt_b_fwd, _convt_bwd, SAVE_INPUTS, node_name="ConvolutionBackward0")
 _WGRAD = Op("convolution_weight", _wgrad_fwd, _wgrad_bwd, SAVE_INPUTS, node_name="ConvolutionBackwardBackward0")
@@ -323,7 +511,8 @@ def _convnd(x, w, b, stride, padding, dilation, groups, d, name):
         raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel "
                            f"size: ({' x '.join(map(str, eff))}). Kernel size can't be greater than actual input "
                            f"size")
-    attrs = (stride, lo, hi, dil, groups)
+    # keep the column buffer for the weight gradient only when there will be one
+    attrs = (stride, lo, hi, dil, groups, w._requires_grad and GRAD[0])
     y = dispatch2(_CONV, x, w, *attrs) if b is None else dispatch(_CONV_B, (x, w, b), *attrs)
     return y.squeeze(0) if unb else y
 

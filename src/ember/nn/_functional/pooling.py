@@ -308,8 +308,28 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
 # Geometry G = (nd, k, s, p, hi, outs, sp, divisor): hi is the extra right padding ceil_mode needs, divisor an
 # array over output positions (or a number).
 
+def _blocks(G):
+    """Whether windows tile the input exactly (stride == kernel, no padding, sizes divisible): a reshape."""
+    _, k, s, p, hi, outs, sp, _ = G
+    return s == k and not any(p) and not any(hi) and all(o * kk == n for o, kk, n in zip(outs, k, sp))
+
+
+def _split(outs, k):
+    """(o_0, k_0, o_1, k_1, ...): the block shape of tiled windows."""
+    return tuple(v for o, kk in zip(outs, k) for v in (o, kk))
+
+
 def _avg_fwd(x, G):
     nd, k, s, p, hi, outs, _, div = G
+    if math.prod(k) > 16 and _blocks(G):
+        # large tiled windows (global pooling): one reduction over the window axes beats a loop over offsets
+        lead = x.shape[:-nd]
+        if all(o == 1 for o in outs):
+            out = x.reshape(lead + (math.prod(x.shape[-nd:]),)).sum(-1).reshape(lead + outs)
+        else:
+            out = x.reshape(lead + _split(outs, k)).sum(tuple(range(-2 * nd + 1, 0, 2)))
+        out /= div
+        return out
     if any(p) or any(hi):
         x = np.pad(x, _pad_widths(x, nd, p, hi))
     w = sliding_window_view(x, k, axis=tuple(range(-nd, 0)))
@@ -329,6 +349,16 @@ def _avg_spread(g, G):
     nd, k, s, p, hi, outs, sp, div = G
     g = g / div
     lead = g.shape[:-nd]
+    if _blocks(G):
+        # tiled windows: plain copies, no zeroed buffer to add into. Small windows copy g once per kernel offset
+        # (3x faster than one broadcast copy, whose inner loop is the kernel width); large ones broadcast
+        acc = np.empty(lead + _split(outs, k), g.dtype)
+        if math.prod(k) <= 16:
+            for off in np.ndindex(*k):
+                acc[(Ellipsis,) + _split((slice(None),) * nd, off)] = g
+        else:
+            np.copyto(acc, g.reshape(lead + _split(outs, (1,) * nd)))
+        return acc.reshape(lead + tuple(sp))
     full = tuple(sp[i] + p[i] + hi[i] for i in range(nd))
     acc = np.zeros(lead + full, dtype=g.dtype)
     for off in np.ndindex(*k):
@@ -455,13 +485,20 @@ def _check_adaptive(input, nd, name):
 
 
 _ADAPTIVE_AVG = {nd: separable_op(f"AdaptiveAvgPool{nd}DBackward0") for nd in (1, 2, 3)}
+_ADAPTIVE_BLOCK = {nd: Op(f"adaptive_avg_pool{nd}d", _avg_fwd, _avg_bwd, node_name=f"AdaptiveAvgPool{nd}DBackward0")
+                   for nd in (1, 2, 3)}
 
 
 def _adaptive_avg(nd, input, output_size):
     name = f"adaptive_avg_pool{nd}d"
     _check_adaptive(input, nd, name)
     outs = _adaptive_size(output_size, input, nd, name)
-    sp = input.shape[-nd:]
+    sp = tuple(input.shape[-nd:])
+    if all(o and n % o == 0 for n, o in zip(sp, outs)) and input._data.dtype.kind in "fc":
+        # equal windows (global pooling included): average pooling with stride == kernel, a reshape and a sum
+        k = tuple(n // o for n, o in zip(sp, outs))
+        zero = (0,) * nd
+        return dispatch1(_ADAPTIVE_BLOCK[nd], input, (nd, k, k, zero, zero, outs, sp, math.prod(k)))
     maps = tuple((i - nd, _adaptive_matrix(sp[i], outs[i]), None) for i in range(nd) if sp[i] != outs[i])
     if not maps:
         maps = ((-1, np.eye(sp[-1]), np.arange(sp[-1])),)
