@@ -1,0 +1,371 @@
+"""GPU memory: CuPy's memory pool is ember's caching allocator; this module adds torch's statistics and errors.
+
+Allocations made by ember (and by any CuPy code in the process) go through `_make_malloc`'s function, installed with
+cupy.cuda.set_allocator when ember.cuda first touches CUDA.
+"""
+import collections
+import warnings
+
+from . import _state
+
+__all__ = [
+    "OutOfMemoryError",
+    "empty_cache",
+    "max_memory_allocated",
+    "max_memory_cached",
+    "max_memory_reserved",
+    "mem_get_info",
+    "memory_allocated",
+    "memory_cached",
+    "memory_reserved",
+    "memory_stats",
+    "memory_summary",
+    "reset_accumulated_memory_stats",
+    "reset_max_memory_allocated",
+    "reset_max_memory_cached",
+    "reset_peak_memory_stats",
+    "set_per_process_memory_fraction",
+]
+
+
+class OutOfMemoryError(RuntimeError):
+    """Same as `torch.cuda.OutOfMemoryError`: a GPU allocation failed even after the cache was released."""
+
+
+# NOTE [ Peak statistics ]
+# CuPy's pool knows its current usage (used_bytes, total_bytes) but keeps no peaks, and used_bytes walks every
+# live block, so calling it on each allocation would cost O(live tensors); CuPy's memory hooks are per thread and
+# send every allocation down a slower path. Instead the allocator that ember installs (cupy.cuda.set_allocator)
+# wraps each allocation: the pool's MemoryPointer is owned by a small _Block (given to CuPy as the owner of an
+# UnownedMemory) whose __del__ runs when CuPy drops the last reference to the memory -- CPython frees
+# deterministically -- so the allocated byte count and its peak are exact and O(1) to keep. The cost per
+# allocation is one Python call, three small objects (_Block, UnownedMemory, MemoryPointer) and an O(1)
+# total_bytes() call for the reserved peak: about a microsecond (estimated, to be measured on a GPU) next to the
+# pool's own work; nothing is added per kernel launch or on cache-free paths. Counters are kept without a lock:
+# with several threads allocating at once they can drift by a block. Memory that CuPy allocated before ember
+# installed its allocator (ember.cuda's first use of the GPU) is not counted.
+class _Stats:
+    """Counters of one GPU (all in bytes except the counts)."""
+    __slots__ = ("allocated", "bytes_alloc", "n_alloc", "n_free", "ooms", "peak", "reserved_peak", "retries")
+
+    def __init__(self):
+        self.allocated = self.peak = self.n_alloc = self.n_free = self.bytes_alloc = 0
+        self.reserved_peak = self.retries = self.ooms = 0
+
+
+_STATS = {}
+
+
+def _stats(index):
+    st = _STATS.get(index)
+    if st is None:
+        st = _STATS[index] = _Stats()
+    return st
+
+
+class _Block:
+    """Owner of one pooled allocation: returns it to the pool, and updates the counters, when freed."""
+    __slots__ = ("mem", "size", "stats")
+
+    def __del__(self):
+        st = self.stats
+        st.allocated -= self.size
+        st.n_free += 1
+
+
+def _make_malloc(cp):
+    """The function given to cupy.cuda.set_allocator: the default pool's malloc, counted (a closure, so that the
+    per-allocation path reads only locals)."""
+    pool = _default_pool(cp)
+    pool_malloc, total_bytes = pool.malloc, pool.total_bytes
+    cupy_oom = cp.cuda.memory.OutOfMemoryError
+    unowned, pointer = cp.cuda.memory.UnownedMemory, cp.cuda.memory.MemoryPointer
+    stats = _STATS
+
+    def malloc(size):
+        try:
+            p = pool_malloc(size)
+        except cupy_oom:
+            p = _retry(cp, pool, size, cupy_oom)
+        n = p.mem.size
+        if n == 0:
+            return p
+        dev = p.device_id
+        st = stats.get(dev) or _stats(dev)
+        b = _Block()
+        b.mem, b.size, b.stats = p, n, st
+        a = st.allocated + n
+        st.allocated = a
+        st.n_alloc += 1
+        st.bytes_alloc += n
+        if a > st.peak:  # noqa: PLR1730 - cheaper than max() on every allocation
+            st.peak = a
+        r = total_bytes()
+        if r > st.reserved_peak:  # noqa: PLR1730
+            st.reserved_peak = r
+        return pointer(unowned(p.ptr, n, b, dev), 0)
+
+    return malloc
+
+
+def _retry(cp, pool, size, cupy_oom):
+    """Release the cached blocks and try once more; OutOfMemoryError with the numbers that matter if not."""
+    dev = cp.cuda.runtime.getDevice()
+    st = _stats(dev)
+    st.retries += 1
+    pool.free_all_blocks()
+    try:
+        return pool.malloc(size)
+    except cupy_oom:
+        st.ooms += 1
+        free, total = cp.cuda.runtime.memGetInfo()
+        msg = _oom_message(size, dev, free, total, st.allocated, pool.total_bytes(), pool.get_limit())
+    raise OutOfMemoryError(msg)
+
+
+def _default_pool(cp):
+    """CuPy's default device memory pool (cupy.get_default_memory_pool)."""
+    get = getattr(cp, "get_default_memory_pool", None) or cp.cuda.get_default_memory_pool  # stand-ins keep it here
+    return get()
+
+
+def _install(cp):
+    """Route CuPy's allocations through ember's counting allocator (once per CuPy module)."""
+    if getattr(cp, "_ember_allocator", None) is not None or not hasattr(cp.cuda, "set_allocator"):
+        return
+    malloc = _make_malloc(cp)
+    cp.cuda.set_allocator(malloc)
+    cp._ember_allocator = malloc
+
+
+def _format_size(n):
+    """A byte count as torch's messages print it: '512 bytes', '2.00 KiB', '1.50 MiB', '3.25 GiB'."""
+    if n < 1024:
+        return f"{n} bytes"
+    for unit in ("KiB", "MiB", "GiB"):
+        n /= 1024
+        if n < 1024 or unit == "GiB":
+            return f"{n:.2f} {unit}"
+    return None  # unreachable
+
+
+def _oom_message(size, device, free, total, allocated, reserved, limit=0, largest_free=None):
+    """The text of ember.cuda.OutOfMemoryError (torch's, with advice that holds for ember)."""
+    cached = max(reserved - allocated, 0)
+    msg = (f"CUDA out of memory. Tried to allocate {_format_size(size)}. GPU {device} has a total capacity of "
+           f"{_format_size(total)} of which {_format_size(free)} is free. Of the allocated memory "
+           f"{_format_size(allocated)} is allocated by ember, and {_format_size(cached)} is reserved by ember but "
+           f"unallocated")
+    if largest_free is not None:
+        msg += f" (largest free block: {_format_size(largest_free)})"
+    msg += "."
+    if limit:
+        msg += (f" This process may reserve at most {_format_size(limit)} on this GPU "
+                f"(ember.cuda.set_per_process_memory_fraction).")
+    msg += (" The cached blocks were released and the allocation retried; what stays reserved but unallocated is "
+            "held in blocks split by live tensors. Free tensors you no longer need (del them) or use a smaller "
+            "batch size")
+    msg += ", or raise the limit with ember.cuda.set_per_process_memory_fraction." if limit else "."
+    return msg
+
+
+def _index(device):
+    return _state.device_index(device, optional=True)
+
+
+def _reserved(cp, pool, index):
+    with cp.cuda.Device(index):
+        return pool.total_bytes()
+
+
+def _stats_dict(st, reserved):
+    """torch's memory_stats keys (those that CuPy's pool can back), sorted as torch sorts them."""
+    reserved_peak = max(st.reserved_peak, reserved)
+    d = {
+        "active_bytes.all.current": st.allocated,
+        "active_bytes.all.peak": st.peak,
+        "allocated_bytes.all.allocated": st.bytes_alloc,
+        "allocated_bytes.all.current": st.allocated,
+        "allocated_bytes.all.freed": st.bytes_alloc - st.allocated,
+        "allocated_bytes.all.peak": st.peak,
+        "allocation.all.allocated": st.n_alloc,
+        "allocation.all.current": st.n_alloc - st.n_free,
+        "allocation.all.freed": st.n_free,
+        "num_alloc_retries": st.retries,
+        "num_ooms": st.ooms,
+        "reserved_bytes.all.current": reserved,
+        "reserved_bytes.all.peak": reserved_peak,
+    }
+    return collections.OrderedDict(sorted(d.items()))
+
+
+def memory_stats(device=None):
+    """Same as `torch.cuda.memory_stats`, with the keys that CuPy's pool can back (empty before CUDA is used)."""
+    got = _pool_of(device)
+    if got is None:
+        return collections.OrderedDict()
+    cp, pool, st, index = got
+    return _stats_dict(st, _reserved(cp, pool, index))
+
+
+def _pool_of(device):
+    cp = _state.loaded()
+    if cp is None:
+        return None
+    index = _index(device)
+    return cp, _default_pool(cp), _stats(index), index
+
+
+def memory_allocated(device=None):
+    """Same as `torch.cuda.memory_allocated`: bytes held by tensors (0 before CUDA is used)."""
+    got = _pool_of(device)
+    return 0 if got is None else got[2].allocated
+
+
+def max_memory_allocated(device=None):
+    """Same as `torch.cuda.max_memory_allocated`."""
+    got = _pool_of(device)
+    return 0 if got is None else got[2].peak
+
+
+def memory_reserved(device=None):
+    """Same as `torch.cuda.memory_reserved`: bytes held by the caching allocator (CuPy's pool)."""
+    got = _pool_of(device)
+    return 0 if got is None else _reserved(got[0], got[1], got[3])
+
+
+def max_memory_reserved(device=None):
+    """Same as `torch.cuda.max_memory_reserved`."""
+    got = _pool_of(device)
+    if got is None:
+        return 0
+    cp, pool, st, index = got
+    return max(st.reserved_peak, _reserved(cp, pool, index))
+
+
+def memory_cached(device=None):
+    """Same as `torch.cuda.memory_cached` (deprecated there): memory_reserved."""
+    warnings.warn("ember.cuda.memory_cached has been renamed to ember.cuda.memory_reserved", FutureWarning,
+                  stacklevel=2)
+    return memory_reserved(device)
+
+
+def max_memory_cached(device=None):
+    """Same as `torch.cuda.max_memory_cached` (deprecated there): max_memory_reserved."""
+    warnings.warn("ember.cuda.max_memory_cached has been renamed to ember.cuda.max_memory_reserved",
+                  FutureWarning, stacklevel=2)
+    return max_memory_reserved(device)
+
+
+def reset_peak_memory_stats(device=None):
+    """Same as `torch.cuda.reset_peak_memory_stats`: the peaks restart from the current values."""
+    got = _pool_of(device)
+    if got is None:
+        return
+    cp, pool, st, index = got
+    st.peak = st.allocated
+    st.reserved_peak = _reserved(cp, pool, index)
+
+
+def reset_accumulated_memory_stats(device=None):
+    """Same as `torch.cuda.reset_accumulated_memory_stats`: the cumulative counts restart from zero."""
+    got = _pool_of(device)
+    if got is None:
+        return
+    st = got[2]
+    live = st.n_alloc - st.n_free
+    st.n_alloc, st.n_free, st.bytes_alloc = live, 0, st.allocated
+    st.retries = st.ooms = 0
+
+
+def reset_max_memory_allocated(device=None):
+    """Same as `torch.cuda.reset_max_memory_allocated`: resets all the peaks (with torch's FutureWarning)."""
+    warnings.warn("ember.cuda.reset_max_memory_allocated now calls ember.cuda.reset_peak_memory_stats, which "
+                  "resets /all/ peak memory stats.", FutureWarning, stacklevel=2)
+    reset_peak_memory_stats(device)
+
+
+def reset_max_memory_cached(device=None):
+    """Same as `torch.cuda.reset_max_memory_cached`: resets all the peaks (with torch's FutureWarning)."""
+    warnings.warn("ember.cuda.reset_max_memory_cached now calls ember.cuda.reset_peak_memory_stats, which "
+                  "resets /all/ peak memory stats.", FutureWarning, stacklevel=2)
+    reset_peak_memory_stats(device)
+
+
+def empty_cache():
+    """Same as `torch.cuda.empty_cache`: returns the pool's unused cached blocks to the GPU (every device)."""
+    cp = _state.loaded()
+    if cp is None:
+        return
+    pool = _default_pool(cp)
+    for i in range(cp.cuda.runtime.getDeviceCount()):
+        with cp.cuda.Device(i):
+            pool.free_all_blocks()
+
+
+def mem_get_info(device=None):
+    """Same as `torch.cuda.mem_get_info`: (free, total) bytes of the GPU, as cudaMemGetInfo reports them."""
+    cp = _state.cupy()
+    with cp.cuda.Device(_index(device)):
+        free, total = cp.cuda.runtime.memGetInfo()
+    return int(free), int(total)
+
+
+def set_per_process_memory_fraction(fraction, device=None):
+    """Same as `torch.cuda.set_per_process_memory_fraction`: caps what the pool may reserve on the GPU to
+    fraction * total memory (CuPy's MemoryPool.set_limit); beyond it allocations raise OutOfMemoryError."""
+    if not isinstance(fraction, float):
+        raise TypeError("Invalid type for fraction argument, must be `float`")
+    if fraction < 0 or fraction > 1:
+        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+    cp = _state.cupy()
+    with cp.cuda.Device(_index(device)):
+        _, total = cp.cuda.runtime.memGetInfo()
+        # CuPy reads 0 as "no limit"; a zero fraction must forbid every allocation, as in torch
+        _default_pool(cp).set_limit(size=max(int(fraction * total), 1))
+
+
+_ROW = "| {:<24}| {:>10} | {:>10} | {:>10} | {:>10} |"
+_WIDTH = len(_ROW.format("", "", "", "", "")) - 2
+
+
+def _summary(stats, device, abbreviated=False):
+    """memory_summary's table, from a memory_stats dict."""
+    def g(key):
+        return stats.get(key, 0)
+
+    def row(name, fmt, cur, peak=None, alloc=None, freed=None):
+        return _ROW.format(name, *("" if v is None else fmt(v) for v in (cur, peak, alloc, freed)))
+
+    line, sep = "|" + "=" * _WIDTH + "|", "|" + "-" * _WIDTH + "|"
+    rows = [line, "|" + f"ember CUDA memory summary, device ID {device}".center(_WIDTH) + "|",
+            sep, "|" + f"CUDA OOMs: {g('num_ooms')}  |  allocation retries: {g('num_alloc_retries')}".center(_WIDTH)
+            + "|", line, _ROW.format("Metric", "Cur Usage", "Peak Usage", "Tot Alloc", "Tot Freed"), sep,
+            row("Allocated memory", _short_size, g("allocated_bytes.all.current"), g("allocated_bytes.all.peak"),
+                g("allocated_bytes.all.allocated"), g("allocated_bytes.all.freed"))]
+    if not abbreviated:
+        rows.append(row("Active memory", _short_size, g("active_bytes.all.current"), g("active_bytes.all.peak")))
+    rows += [row("Reserved memory (pool)", _short_size, g("reserved_bytes.all.current"),
+                 g("reserved_bytes.all.peak")),
+             sep,
+             row("Allocations", str, g("allocation.all.current"), None, g("allocation.all.allocated"),
+                 g("allocation.all.freed")),
+             line]
+    return "\n".join(rows) + "\n"
+
+
+def _short_size(n):
+    """A compact size for the summary table: '0 B', '512 B', '12 KiB', '1023 MiB', '3 GiB'."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.0f} {unit}"
+        n /= 1024
+    return None  # unreachable
+
+
+def memory_summary(device=None, abbreviated=False):
+    """Same as `torch.cuda.memory_summary`: a readable table of memory_stats (fewer rows than torch's, since
+    CuPy's pool has no large/small pools or per-segment counts)."""
+    got = _pool_of(device)
+    index = 0 if got is None else got[3]
+    return _summary(memory_stats(device) if got is not None else {}, index, abbreviated)
