@@ -2,7 +2,7 @@
 import numpy as np
 
 from . import _dtype
-from ._backend import XP, device_of, module_for, to_device
+from ._backend import XP, check_cuda_dtype, device_of, module_for, to_device
 from ._device import CPU, device as _device_cls
 from ._dtype import FROM_NP, dtype as _dtype_cls, get_default_dtype
 from ._ops import _dispatch
@@ -610,6 +610,8 @@ def _to_fwd(x, np_dtype, dev, non_blocking):
     if dev is not None:
         x = to_device(x, dev, non_blocking)
     if np_dtype is not None and x.dtype != np_dtype:
+        if x.__class__ is not np.ndarray:
+            check_cuda_dtype(np_dtype)
         x = x.astype(np_dtype)
     return x
 
@@ -627,7 +629,8 @@ _CLONE = Op("clone", lambda x: x.copy(), lambda ctx, g: g)
 def _to(t, dev, dt, non_blocking=False, copy=False):
     d = t._data
     if dev is not None and dev.type == "cuda" and dev.index is None:
-        dev = _device_cls("cuda", 0) if d.__class__ is np.ndarray else _device_cls("cuda", d.device.id)
+        dev = _device_cls("cuda", module_for(dev).cuda.runtime.getDevice() if d.__class__ is np.ndarray else
+                          d.device.id)
     same_dev = dev is None or dev == t.device
     same_dt = dt is None or dt.np == d.dtype
     if same_dev and same_dt:

@@ -9,19 +9,30 @@ b_new" (`AsStridedBackward0`). This is torch's CopySlices scheme, written as two
 """
 import numpy as np
 
+from ._backend import XP
 from ._ops._dispatch import SAVE_NONE, Op
 from .autograd.graph import record
 
 __all__ = ["rebase_view"]
 
 
+def _addr(arr):
+    return arr.__array_interface__["data"][0] if arr.__class__ is np.ndarray else arr.data.ptr
+
+
 def _positions(view_arr, base_arr):
-    """Flat (row-major) indices into base of every element of view, both NumPy arrays over one memory block."""
+    """Flat (row-major) indices into base of every element of view, both arrays over one memory block; computed
+    on the host from addresses and strides, returned on the arrays' device."""
+    pos = _host_positions(view_arr, base_arr)
+    return pos if base_arr.__class__ is np.ndarray else XP[base_arr.__class__].asarray(pos)
+
+
+def _host_positions(view_arr, base_arr):
     isz = base_arr.itemsize
-    base_addr = base_arr.__array_interface__["data"][0]
+    base_addr = _addr(base_arr)
 
     def storage_positions(arr):
-        pos = np.full((), (arr.__array_interface__["data"][0] - base_addr) // isz, dtype=np.int64)
+        pos = np.full((), (_addr(arr) - base_addr) // isz, dtype=np.int64)
         for size, stride in zip(arr.shape, arr.strides):
             pos = pos[..., None] + np.arange(size, dtype=np.int64) * (stride // isz)
         return pos
@@ -45,7 +56,7 @@ def _copy_slices_bwd(ctx, g):
     flat = g.reshape(-1)
     gb = g
     if ctx.needs_input_grad[0]:
-        mask = np.ones(int(np.prod(base_shape)), dtype=bool)
+        mask = (np if pos.__class__ is np.ndarray else XP[pos.__class__]).ones(int(np.prod(base_shape)), dtype=bool)
         mask[pos.reshape(-1)] = False
         from ._tensor import Tensor
         gb = g * Tensor._make(mask.reshape(base_shape)).to(g.dtype)

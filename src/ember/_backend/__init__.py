@@ -1,7 +1,10 @@
 """The array layer: NumPy on the CPU, CuPy on the GPU (imported only when a GPU tensor is asked for)."""
+import ml_dtypes
 import numpy as np
 
 from .._device import CPU, device
+
+_BF16 = np.dtype(ml_dtypes.bfloat16)
 
 # NOTE [ Floating-point exceptions ]
 # torch never warns about overflow, division by zero or invalid operations (1 / 0 is inf, 0 / 0 is nan, log(-1)
@@ -38,6 +41,11 @@ def xp_of(array):
     return XP[type(array)]
 
 
+def read_only(arr):
+    """True for a read-only NumPy array (a broadcast view); CuPy arrays have no such flag."""
+    return arr.__class__ is np.ndarray and not arr.flags.writeable
+
+
 def device_of(array):
     if type(array) is np.ndarray:
         return CPU
@@ -61,6 +69,13 @@ def cupy():
     return cp
 
 
+def check_cuda_dtype(dt):
+    """CuPy has no bfloat16: refuse it clearly rather than with CuPy's own error."""
+    if dt == _BF16:
+        raise RuntimeError("bfloat16 tensors on CUDA are not supported yet (CuPy has no bfloat16 type); use "
+                           "float16 or float32 on the GPU")
+
+
 def module_for(dev):
     """The array module for an ember device."""
     if dev.type == "cpu":
@@ -75,6 +90,7 @@ def to_device(array, dev, non_blocking=False):
             return array
         return array.get()
     cp = cupy()
+    check_cuda_dtype(array.dtype)
     idx = dev.index if dev.index is not None else cp.cuda.runtime.getDevice()
     if type(array) is cp.ndarray and array.device.id == idx:
         return array

@@ -48,7 +48,11 @@ def wrap(arr):
 
 def dispatch(op, inputs, *attrs):
     """Run `op` on a tuple of Tensors with extra non-tensor arguments."""
-    out = op.fwd(*[t._data for t in inputs], *attrs)
+    try:
+        out = op.fwd(*[t._data for t in inputs], *attrs)
+    except TypeError:  # CuPy's answer to mixed host and device arrays: torch's message instead
+        check_same_device(inputs)
+        raise
     extra = None
     if op.extra:
         out, extra = out
@@ -79,7 +83,11 @@ def dispatch1(op, x, *attrs):
 
 def dispatch2(op, a, b, *attrs):
     """dispatch() for two tensor inputs."""
-    out = op.fwd(a._data, b._data, *attrs)
+    try:
+        out = op.fwd(a._data, b._data, *attrs)
+    except TypeError:  # CuPy's answer to mixed host and device arrays (free when nothing is raised)
+        check_same_device((a, b))
+        raise
     if op.extra:
         out, extra = out
     else:
@@ -91,6 +99,19 @@ def dispatch2(op, a, b, *attrs):
             out = np.asarray(out)
         return _make(out)
     return tuple(wrap(o) for o in out)
+
+
+def check_same_device(tensors):
+    """Raise torch's error when the tensors live on different devices."""
+    devs = []
+    for t in tensors:
+        d = t.device
+        if d not in devs:
+            devs.append(d)
+    if len(devs) > 1:
+        raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                           f"{devs[-1] if devs[0].type == 'cpu' else devs[0]} and "
+                           f"{devs[0] if devs[0].type == 'cpu' else devs[-1]}!")
 
 
 def _as_array(out, nout):

@@ -5,6 +5,7 @@ and moves the result's history onto the tensor (for a view, onto its base throug
 """
 import numpy as np
 
+from .._backend import read_only
 from .._dtype import FROM_NP, _BOOL, _COMPLEX, _FLOAT, _INT
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import bump_version
@@ -86,7 +87,7 @@ def inplace(self, fn, args, kwargs, name):
     d = self._data
     if result._data.shape != d.shape:
         _shape_error(self, result, name)
-    if not d.flags.writeable:
+    if d.__class__ is np.ndarray and not d.flags.writeable:  # CuPy arrays have no read-only flag
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                            "memory location. Please clone() the tensor before performing the operation.")
     d[...] = result._data
@@ -189,7 +190,7 @@ def copy_(self, src, non_blocking=False):
         src = src.to(self.device, non_blocking=non_blocking)
     if not (GRAD[0] and (self._requires_grad or src._requires_grad)):
         d = self._data
-        if not d.flags.writeable:
+        if read_only(d):
             raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                                "single memory location. Please clone() the tensor before performing the operation.")
         try:

@@ -89,7 +89,9 @@ def _squeeze_np(a, dims, keepdim):
 def _const(arr, like):
     """A graph constant (no history) with like's dtype."""
     d = like._data
-    return Tensor._make(arr.astype(d.dtype, copy=False) if arr.__class__ in XP else np.asarray(arr, d.dtype))
+    if arr.__class__ is d.__class__:
+        return Tensor._make(arr.astype(d.dtype, copy=False))
+    return Tensor._make(np.asarray(arr, d.dtype) if d.__class__ is np.ndarray else XP[d.__class__].asarray(arr, d.dtype))
 
 
 def _scalar_name(d):
@@ -119,7 +121,7 @@ def _cast(input, dtype):
 
 
 def _back(r, dt):
-    return r if dt is None else np.asarray(r).astype(dt)
+    return r if dt is None else r.astype(dt)  # NumPy scalars have astype too
 
 
 def _not_implemented(kernel, x):

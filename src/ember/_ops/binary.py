@@ -176,8 +176,11 @@ def _broadcast_error(a, b):
 
 
 def _device_error(a, b):
+    da, db = a.device, b.device
+    if da.type == "cpu":  # torch names the accelerator first
+        da, db = db, da
     return RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
-                        f"{a.device} and {b.device}!")
+                        f"{da} and {db}!")
 
 
 def _tensor_result_type(a, b):
@@ -195,7 +198,8 @@ def promote(a, b):
     if b.__class__ is Tensor or isinstance(b, Tensor):
         da, db = a._data, b._data
         if da.__class__ is not db.__class__:
-            _check_devices(a, b)
+            a, b = _same_device(a, b)
+            da, db = a._data, b._data
         if da.dtype is db.dtype or da.dtype == db.dtype:
             return a, b
         rt = _tensor_result_type(a, b)
@@ -212,6 +216,17 @@ def _check_devices(a, b):
         return
     if a.device != b.device:
         raise _device_error(a, b)
+
+
+def _same_device(a, b):
+    """(a, b) with a zero-dim CPU operand moved to the other's device (torch treats it as a scalar); raises
+    torch's error for any other mix of devices."""
+    _check_devices(a, b)
+    if a._data.ndim == 0 and a.device.type == "cpu" and b.device.type != "cpu":
+        return a.to(b.device), b
+    if b._data.ndim == 0 and b.device.type == "cpu" and a.device.type != "cpu":
+        return a, b.to(a.device)
+    return a, b
 
 
 def promote_many(*xs):
@@ -641,8 +656,8 @@ def _int_pow(x, e):
     neg = e < 0
     if not neg.any():
         return np.power(x, e)
-    r = np.power(x, np.where(neg, np.zeros((), e.dtype), e))
-    one = np.ones((), r.dtype)
+    r = np.power(x, np.where(neg, e.dtype.type(0), e))
+    one = r.dtype.type(1)
     return np.where(neg, np.where(x == 1, one, np.where(x == -1, np.where(e & 1, -one, one), 0 * one)), r)
 
 
@@ -651,7 +666,7 @@ def _pow_fwd(x, e):
         return _int_pow(x, e)
     r = np.power(x, e)
     if x.dtype.kind == "c":  # torch computes complex powers as exp(e * log(x)): 0 ** 0 is nan there
-        r = np.where((x == 0) & (e == 0), np.asarray(complex(math.nan, math.nan), r.dtype), r)
+        r = np.where((x == 0) & (e == 0), r.dtype.type(complex(math.nan, math.nan)), r)
     return r
 
 
@@ -697,7 +712,7 @@ def _rpow_bwd(ctx, g):
 
 POW, POW_S, RPOW_S = define("pow", _pow_fwd, _pow_bwd_base, _pow_bwd_exp, node_name="PowBackward1",
                             fwd_scalar=_pow_scalar_fwd, bwd_scalar=_pow_s_bwd, node_scalar="PowBackward0",
-                            fwd_rscalar=lambda x, s: _pow_fwd(np.asarray(s, dtype=x.dtype), x),
+                            fwd_rscalar=lambda x, s: _pow_fwd(x.dtype.type(s), x),
                             bwd_rscalar=_rpow_bwd, node_rscalar="PowBackward2")
 
 
@@ -914,7 +929,7 @@ def ldexp(input, other, *, out=None):
 def _xlogy_fwd(x, y):
     r = x * np.log(y)
     # 0 * log(y) is 0 even for y == 0 or inf; a nan y stays nan
-    return np.where((x == 0) & ~np.isnan(y), np.zeros((), r.dtype), r)
+    return np.where((x == 0) & ~np.isnan(y), r.dtype.type(0), r)
 
 
 def _xlogy_bwd_x(ctx, g):
@@ -929,9 +944,9 @@ def _xlogy_bwd_y(ctx, g):
 
 XLOGY, XLOGY_S, RXLOGY_S = define(
     "xlogy", _xlogy_fwd, _xlogy_bwd_x, _xlogy_bwd_y, node_name="XlogyBackward0",
-    fwd_scalar=lambda x, s: _xlogy_fwd(x, np.asarray(s, x.dtype)),
+    fwd_scalar=lambda x, s: _xlogy_fwd(x, x.dtype.type(s)),
     bwd_scalar=lambda ctx, g: g * xlogy(ctx.inputs[0] != 0, ctx.attrs[0]), node_scalar="XlogyBackward2",
-    fwd_rscalar=lambda y, s: _xlogy_fwd(np.asarray(s, y.dtype), y),
+    fwd_rscalar=lambda y, s: _xlogy_fwd(y.dtype.type(s), y),
     bwd_rscalar=lambda ctx, g: g * ctx.attrs[0] / ctx.inputs[0], node_rscalar="XlogyBackward1")
 
 
@@ -1154,23 +1169,23 @@ def _bits(x):
 
 def _lshift_fwd(a, b):
     bad = (b < 0) | (b >= _bits(a)) if b.dtype.kind == "i" else (b >= _bits(a))
-    return np.where(bad, np.zeros((), a.dtype), np.left_shift(a, np.where(bad, 0, b).astype(b.dtype, copy=False)))
+    return np.where(bad, a.dtype.type(0), np.left_shift(a, np.where(bad, 0, b).astype(b.dtype, copy=False)))
 
 
 def _rshift_fwd(a, b):
     n = _bits(a)
     if b.dtype.kind == "u":  # out-of-range shifts of unsigned values give 0
-        return np.where(b >= n, np.zeros((), a.dtype), np.right_shift(a, np.where(b >= n, 0, b).astype(b.dtype)))
+        return np.where(b >= n, a.dtype.type(0), np.right_shift(a, np.where(b >= n, 0, b).astype(b.dtype)))
     # an out-of-range shift fills with the sign bit, as a shift by (bits - 1)
     return np.right_shift(a, np.where((b < 0) | (b >= n), n - 1, b).astype(b.dtype, copy=False))
 
 
 def _shift_scalar(fwd):
-    return lambda a, s: fwd(a, np.asarray(s, a.dtype))
+    return lambda a, s: fwd(a, a.dtype.type(s))
 
 
 def _shift_rscalar(fwd):
-    return lambda b, s: fwd(np.asarray(s, b.dtype), b)
+    return lambda b, s: fwd(b.dtype.type(s), b)
 
 
 _BITWISE = {}

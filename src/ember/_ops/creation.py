@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype
-from .._backend import XP, default_device, module_for, to_device
+from .._backend import XP, check_cuda_dtype, default_device, module_for, to_device
 from .._device import CPU, device as _device
 from .._dtype import FROM_NP, get_default_dtype
 from .._tensor import Tensor
@@ -309,6 +309,8 @@ def _from_data(data, dtype):
         return _cast(arr, dtype) if dtype is not None and arr.dtype != dtype.np else arr.copy()
     if isinstance(data, np.generic):
         return _from_data(np.asarray(data), dtype)
+    if c in XP or hasattr(data, "__cuda_array_interface__"):  # a CuPy array: to the host here, back by _finish
+        return _from_data(data.get(), dtype)
     shape, leaves, kinds = _flatten(data)
     dt = dtype or (_infer_dtype(leaves, kinds) if leaves else get_default_dtype())
     return _array_from_leaves(leaves, shape, dt, kinds)
@@ -467,7 +469,8 @@ def _filled(fill, shape, dtype, device, requires_grad):
         arr = np.empty(shape, dt) if fill is None else (np.zeros(shape, dt) if fill == 0 else np.full(shape, fill, dt))
     else:
         xp = module_for(dev)
-        with xp.cuda.Device(dev.index or 0):
+        check_cuda_dtype(dt)
+        with xp.cuda.Device(xp.cuda.runtime.getDevice() if dev.index is None else dev.index):
             arr = xp.empty(shape, dt) if fill is None else xp.full(shape, fill, dt)
     t = Tensor._make(arr)
     if requires_grad:
@@ -791,8 +794,8 @@ def _imag_bwd(ctx, g):
 
 
 # real/imag parts as copies: the gradient pieces of complex() and polar()
-_REAL = Op("real", lambda z: np.ascontiguousarray(z.real), _real_bwd, node_name="RealBackward0")
-_IMAG = Op("imag", lambda z: np.ascontiguousarray(z.imag), _imag_bwd, node_name="ImagBackward0")
+_REAL = Op("real", lambda z: z.real.copy(), _real_bwd, node_name="RealBackward0")
+_IMAG = Op("imag", lambda z: z.imag.copy(), _imag_bwd, node_name="ImagBackward0")
 
 
 def _complex_fwd(re, im):

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import return_types
 from .._tensor import Tensor
-from ._dispatch import SAVE_BOTH, SAVE_INPUTS, SAVE_OUTPUT, Op, dispatch1, dispatch2
+from ._dispatch import SAVE_BOTH, SAVE_INPUTS, SAVE_OUTPUT, Op, dispatch1, dispatch2, wrap
 from ._inplace import write_out
 from ._linalg_util import (LinAlgError, _batch_prefix, _check_float, _check_matrix, _check_square, _const,
                            _diag_embed, _eye, _make, _mH, _mT, _mT_np, _out, _shape_str, _tril_mask, _triu_mask,
@@ -90,7 +90,7 @@ def cholesky(input, upper=False, *, out=None):
 
 def _cholesky_ex_fwd(a):
     try:
-        return np.linalg.cholesky(a), np.zeros(a.shape[:-2], np.int32)
+        return np.linalg.cholesky(a), np.zeros_like(a, np.int32, shape=a.shape[:-2])
     except np.linalg.LinAlgError:
         flat = a.reshape(-1, *a.shape[-2:])
         info = np.array([_cholesky_info(m) for m in flat], np.int32)
@@ -181,7 +181,7 @@ def cholesky_inverse(L, upper=False, *, out=None):
 def _qr_fwd(a, mode):
     if mode == "r":
         r = np.linalg.qr(a, mode="r")
-        return np.zeros((0,), a.dtype), r
+        return np.zeros_like(a, shape=(0,)), r
     return np.linalg.qr(a, mode=mode)
 
 
@@ -408,7 +408,7 @@ def _pinv_fwd(a, atol, rtol, hermitian):
         s = np.abs(w)
     else:
         u, s, vh = np.linalg.svd(a, full_matrices=False)
-    smax = s.max(-1, keepdims=True) if s.shape[-1] else np.zeros(s.shape[:-1] + (1,), s.dtype)
+    smax = s.max(-1, keepdims=True) if s.shape[-1] else np.zeros_like(s, shape=s.shape[:-1] + (1,))
     tol = np.maximum(atol, rtol * smax)
     keep = s > tol
     with np.errstate(divide="ignore"):
@@ -538,8 +538,8 @@ def linalg_matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None, to
     atol, rtol = _default_tols(A, atol, rtol)
     d = A._data
     s = np.abs(np.linalg.eigvalsh(d)) if hermitian else np.linalg.svd(d, compute_uv=False)
-    smax = s.max(-1, keepdims=True) if s.shape[-1] else np.zeros(s.shape[:-1] + (1,), s.dtype)
-    r = _make(np.asarray((s > np.maximum(atol, rtol * smax)).sum(-1), dtype=np.int64))
+    smax = s.max(-1, keepdims=True) if s.shape[-1] else np.zeros_like(s, shape=s.shape[:-1] + (1,))
+    r = wrap((s > np.maximum(atol, rtol * smax)).sum(-1).astype(np.int64))
     return r if out is None else write_out(r, out, "linalg_matrix_rank")
 
 

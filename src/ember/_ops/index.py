@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from .._backend import XP
+from .._backend import XP, read_only
 from .._dtype import FROM_NP
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD
@@ -535,7 +535,7 @@ def _cast(v, dtype):
 
 def _write_error(self, basic, adv, v, exc):
     """torch's words for a value that does not fit the indexed region."""
-    if not self._data.flags.writeable:
+    if read_only(self._data):
         return RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                             "single memory location. Please clone() the tensor before performing the operation.")
     if isinstance(exc, IndexError):
@@ -584,6 +584,10 @@ def _setitem(self, key, value):
         _kset(self._data, basic, adv, v)
     except (ValueError, IndexError) as e:
         raise _write_error(self, basic, adv, value._data if isinstance(value, Tensor) else v, e) from None
+    except TypeError:  # CuPy refuses host values: a tensor from another device is copied over, as torch does
+        if isinstance(value, Tensor) and value._data.__class__ is not self._data.__class__:
+            return _setitem(self, key, value.to(self.device))
+        raise
     bump_version(self, "copy_" if adv is None else "index_put_")
 
 
@@ -596,7 +600,9 @@ def _setitem_grad(self, basic, adv, value, mask_key):
     if adv is None and self._grad_fn is None and self._requires_grad:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     if not isinstance(value, Tensor):
-        value = Tensor._make(np.asarray(_assign_value(self, value, basic, None, True), dtype=self._data.dtype))
+        d, v = self._data, _assign_value(self, value, basic, None, True)
+        v = np.asarray(v, d.dtype) if d.__class__ is np.ndarray else XP[d.__class__].asarray(v, d.dtype)
+        value = Tensor._make(v)
     elif value._data.dtype != self._data.dtype:
         _assign_value(self, value, basic, adv, mask_key)  # raises torch's errors for a bad value
         value = value.to(FROM_NP[self._data.dtype])

@@ -8,7 +8,7 @@ import numpy as np
 from .._backend import XP
 from .._dtype import _PROMOTE, FROM_NP
 from .._tensor import Tensor, _wrap_dim
-from ._dispatch import SAVE_NONE, Op, dispatch, dispatch1
+from ._dispatch import SAVE_NONE, Op, check_same_device, dispatch, dispatch1
 from ._inplace import write_out
 from .shape import _fmt, _scalar_name, _views, _zeros, _zeros_arr, atleast_1d, atleast_2d, atleast_3d, reshape, view_op
 
@@ -323,8 +323,7 @@ def _common_dtype(tensors):
     for x in tensors:
         d = x._data
         if d.__class__ is not cls or (cls is not np.ndarray and x.device != tensors[0].device):
-            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
-                               f"{tensors[0].device} and {x.device}!")
+            check_same_device(tensors)
         if d.dtype != dt:
             same = False
             dt = _PROMOTE[(FROM_NP[dt], FROM_NP[d.dtype])].np

@@ -4,7 +4,7 @@ import numpy as np
 from .._dtype import FROM_NP
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import bump_version
-from ._dispatch import SAVE_NONE, Op, dispatch1, dispatch2
+from ._dispatch import SAVE_NONE, Op, check_same_device, dispatch1, dispatch2
 from ._inplace import inplace, make_inplace, write_out
 from .index import _MASK_CTYPE, _add_at, _bshape, _fmt, _scalar_name, _t, _zeros, region_fill, region_scatter
 from .scatter import _copy_then, _fill_value, _inplace_fast, _needs_grad, _pad_to, gather
@@ -13,10 +13,12 @@ __all__ = ["masked_fill", "masked_scatter", "masked_select", "put", "take", "tak
 
 
 # ---------------------------------------------------------------- masked ops
-def _mask_of(mask, name):
+def _mask_of(mask, name, input):
     if not isinstance(mask, Tensor):
         raise TypeError(f"{name}(): argument 'mask' must be Tensor, not {type(mask).__name__}")
     m = mask._data
+    if m.__class__ is not input._data.__class__:
+        check_same_device((input, mask))
     if m.dtype.kind != "b":
         raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype "
                            f"{_MASK_CTYPE[FROM_NP[m.dtype].name] if name == 'masked_fill_' else _scalar_name(m)}")
@@ -59,7 +61,7 @@ _MASKED_FILL_T = Op("masked_fill", _masked_fill_t_fwd, _masked_fill_t_bwd, SAVE_
 
 def masked_fill(input, mask, value):
     """Same as `torch.masked_fill`."""
-    m = _mask_of(mask, "masked_fill_")
+    m = _mask_of(mask, "masked_fill_", input)
     _broadcast(input, mask)
     v, vt = _fill_value(value, input._data, "masked_fill_")
     if vt is None:
@@ -71,7 +73,7 @@ def masked_fill_(self, mask, value):
     """Same as `torch.Tensor.masked_fill_`."""
     if _needs_grad(self, value):
         return inplace(self, masked_fill, (mask, value), {}, "masked_fill_")
-    m = _mask_of(mask, "masked_fill_")
+    m = _mask_of(mask, "masked_fill_", self)
     shape = _broadcast(self, mask)
     if shape != self._data.shape:
         raise RuntimeError(f"output with shape {_fmt(self._data.shape)} doesn't match the broadcast shape "
@@ -136,7 +138,7 @@ def _masked_scatter_t(x, mask, source):
 
 
 def _masked_scatter_args(input, mask, source):
-    m = _mask_of(mask, "masked_scatter_")
+    m = _mask_of(mask, "masked_scatter_", input)
     if input._data.dtype != source._data.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"
                            f"{_scalar_name(input._data)} and {_scalar_name(source._data)}")

@@ -36,7 +36,7 @@ def _vnorm_fwd(x, ord, dims, keepdim):
     else:
         r = np.power(np.sum(np.power(a, ord), axis=dims, keepdims=keepdim), 1.0 / ord)
     rt = x.real.dtype if x.dtype.kind == "c" else x.dtype
-    return np.asarray(r, dtype=rt)
+    return r.astype(rt, copy=False)  # NumPy scalars have astype too
 
 
 def _sgn_np(x):

@@ -324,8 +324,9 @@ def tile(input, dims):
 
 
 def _ri_fwd(x, reps, dim):
-    xp = np if x.__class__ is np.ndarray else XP[x.__class__]
-    return xp.repeat(x, reps, axis=dim)
+    if x.__class__ is np.ndarray:
+        return np.repeat(x, reps, axis=dim)
+    return XP[x.__class__].repeat(x, reps if reps.__class__ is int else reps.tolist(), axis=dim)  # CuPy: a list
 
 
 def _ri_int_bwd(ctx, g):
@@ -336,7 +337,13 @@ def _ri_int_bwd(ctx, g):
 
 def _ri_backward_fwd(g, reps, dim, n):
     # segment sums of g along dim: out[i] = sum of the reps[i] copies of input i
-    xp = np if g.__class__ is np.ndarray else XP[g.__class__]
+    if g.__class__ is not np.ndarray:  # CuPy has no reduceat: differences of a running sum
+        xp = XP[g.__class__]
+        gm = xp.moveaxis(g, dim, 0)
+        ends = xp.cumsum(xp.asarray(reps))
+        cs = xp.concatenate([xp.zeros((1,) + gm.shape[1:], g.dtype), xp.cumsum(gm, axis=0, dtype=g.dtype)])
+        return xp.moveaxis(cs[ends] - cs[ends - xp.asarray(reps)], 0, dim)
+    xp = np
     gm = xp.moveaxis(g, dim, 0)
     out = xp.zeros((n,) + gm.shape[1:], dtype=g.dtype)
     nz = reps > 0

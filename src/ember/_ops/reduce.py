@@ -369,7 +369,7 @@ def amin(input, dim=(), keepdim=False, *, out=None):
 def _arg_fwd(argf):
     def fwd(x, dim, keepdim):
         if dim is None or x.ndim == 0:
-            r = np.asarray(argf(x), np.int64)
+            r = argf(x).astype(np.int64)  # a NumPy scalar on the CPU, a 0-d array on the GPU
             return r.reshape((1,) * x.ndim) if keepdim else r
         return argf(x, axis=dim, keepdims=keepdim)
     return fwd
@@ -479,7 +479,12 @@ def any(input, dim=None, keepdim=False, *, out=None):
     return _logical_reduce("any", ANY, input, dim, keepdim, out)
 
 
-COUNT_NONZERO = Op("count_nonzero", lambda x, dims: np.asarray(np.count_nonzero(x, axis=dims), np.int64))
+def _count_nonzero_fwd(x, dims):
+    r = np.count_nonzero(x, axis=dims)  # a Python int from NumPy over all dims, a 0-d array from CuPy
+    return np.int64(r) if r.__class__ is int else r.astype(np.int64, copy=False)
+
+
+COUNT_NONZERO = Op("count_nonzero", _count_nonzero_fwd)
 
 
 def count_nonzero(input, dim=None):

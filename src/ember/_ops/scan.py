@@ -4,6 +4,7 @@ import numpy as np
 
 from .. import _dtype
 from .. import return_types as _rt
+from .._backend import XP
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD
 from ._dispatch import SAVE_BOTH, SAVE_NONE, Op, dispatch1
@@ -16,14 +17,14 @@ __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
 
 # ---------------- linear private ops used by scan backwards ----------------
 def _flip_fwd(x, dim):
-    return np.ascontiguousarray(np.flip(x, dim))
+    return np.flip(x, dim).copy()  # C order, on either device
 
 
 _FLIP = Op("flip", _flip_fwd, lambda ctx, g: dispatch1(_FLIP, g, ctx.attrs[0]))
 
 
 def _rcumsum_fwd(g, dim):
-    return np.ascontiguousarray(np.flip(np.cumsum(np.flip(g, dim), axis=dim), dim))
+    return np.flip(np.cumsum(np.flip(g, dim), axis=dim), dim).copy()
 
 
 # reverse cumulative sum: the adjoint of cumsum
@@ -153,7 +154,8 @@ def _cumext_fwd(ufunc):
         mark = x == v
         if _is_float(x.dtype):
             mark |= np.isnan(x)
-        pos = np.arange(x.shape[dim]).reshape([-1 if i == dim else 1 for i in range(x.ndim)])
+        xp = np if x.__class__ is np.ndarray else XP[x.__class__]
+        pos = xp.arange(x.shape[dim]).reshape([-1 if i == dim else 1 for i in range(x.ndim)])
         idx = np.maximum.accumulate(np.where(mark, pos, 0), axis=dim)
         return (v, idx), idx
     return fwd

@@ -4,10 +4,11 @@ import warnings
 
 import numpy as np
 
+from .._backend import XP
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import bump_version
-from ._dispatch import SAVE_NONE, Op, dispatch1, dispatch2
+from ._dispatch import SAVE_NONE, Op, check_same_device, dispatch1, dispatch2
 from ._inplace import inplace, make_inplace, write_out
 from .index import _ALL, _NUMBER, _add_at, _add_rows, _fmt, _scalar_for, _scalar_name, _t, _zeros, region_scatter
 
@@ -57,12 +58,13 @@ def _lin(shape, dim, idx):
     for d in range(nd - 2, -1, -1):
         strides[d] = strides[d + 1] * shape[d + 1]
     lin = idx.astype(np.int64)  # a new array: updated in place below
+    xp = np if idx.__class__ is np.ndarray else XP[idx.__class__]
     if strides[dim] != 1:
         lin *= strides[dim]
     for d in range(nd):
         n = idx.shape[d]
         if d != dim and n > 1:
-            lin += np.arange(0, n * strides[d], strides[d], dtype=np.int64).reshape((n,) + (1,) * (nd - d - 1))
+            lin += xp.arange(0, n * strides[d], strides[d], dtype=np.int64).reshape((n,) + (1,) * (nd - d - 1))
     return lin.reshape(-1)
 
 
@@ -79,7 +81,7 @@ def _contig(fn, y, *args):
     if y.flags.c_contiguous:
         fn(y, *args)
         return
-    tmp = np.ascontiguousarray(y)
+    tmp = y.copy()  # C order, on either device
     fn(tmp, *args)
     y[...] = tmp
 
@@ -114,6 +116,8 @@ _GATHER = Op("gather", lambda x, dim, idx: _gather_fwd(x, idx, dim), _gather_bwd
 def _gather_args(input, dim, index, name="gather"):
     idx = _dim_index(index, name, name + "(): Expected dtype int32/int64 for index")
     x = input._data
+    if idx.__class__ is not x.__class__:
+        check_same_device((input, index))
     dim = _wrap_dim(dim, x.ndim)
     if max(idx.ndim, 1) != max(x.ndim, 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
@@ -193,7 +197,8 @@ def _k_scatter_multiply(y, dim, idx, src):
 def _k_scatter_add_value(y, dim, idx, src):
     lin = _lin(y.shape, dim, idx)
     v = src if np.ndim(src) == 0 else _part(src, idx).reshape(-1)
-    _add_at(y.reshape(-1), lin, np.broadcast_to(np.asarray(v, dtype=y.dtype), lin.shape))
+    v = np.broadcast_to(v.astype(y.dtype, copy=False), lin.shape) if v.__class__ in XP else y.dtype.type(v)
+    _add_at(y.reshape(-1), lin, v)
 
 
 _SCATTER_REDUCE_KERNELS = {"add": _k_scatter_add_value, "multiply": _k_scatter_multiply}
@@ -354,7 +359,7 @@ def _scatter_reduce_fwd(x, src, dim, idx, reduce, include_self):
 
 
 def _scattered(shape, lin):
-    m = np.zeros(shape, dtype=bool)
+    m = (np if lin.__class__ is np.ndarray else XP[lin.__class__]).zeros(shape, dtype=bool)
     m.reshape(-1)[lin] = True
     return m
 
@@ -389,8 +394,9 @@ def _scatter_reduce_bwd(ctx, g):
 def _prod_others(x, s, y, lin, include_self):
     """For every contributor of a product, the product of the other contributors (exact with zeros)."""
     flat_s = s.reshape(-1)
-    zeros = np.zeros(x.size, dtype=np.int64)
-    nz = np.ones(x.size, dtype=x.dtype)
+    xp = np if x.__class__ is np.ndarray else XP[x.__class__]
+    zeros = xp.zeros(x.size, dtype=np.int64)
+    nz = xp.ones(x.size, dtype=x.dtype)
     if include_self:
         zeros += (x.reshape(-1) == 0)
         nz = np.where(x.reshape(-1) == 0, 1, x.reshape(-1)).astype(x.dtype)
@@ -479,7 +485,7 @@ def _dim_front(a, dim):
 
 def _k_index_add(y, dim, idx, src, alpha):
     s = _dim_front(src, dim)
-    _add_rows(_dim_front(y, dim), idx, s if alpha == 1 else s * np.asarray(alpha).astype(y.dtype))
+    _add_rows(_dim_front(y, dim), idx, s if alpha == 1 else s * y.dtype.type(alpha))
 
 
 def _k_index_copy(y, dim, idx, src):

@@ -647,13 +647,13 @@ def _strided_positions(size, stride, offset):
 
 
 def _address(arr):
-    return arr.__array_interface__["data"][0]
+    return arr.__array_interface__["data"][0] if arr.__class__ is np.ndarray else arr.data.ptr
 
 
 def _as_strided_fwd(x, size, stride, offset, base_arr):
     isz = x.itemsize
-    flat = np.lib.stride_tricks.as_strided(base_arr, shape=(base_arr.size,), strides=(isz,))
-    y = np.lib.stride_tricks.as_strided(flat[offset:], shape=size, strides=tuple(s * isz for s in stride))
+    flat = _strided(base_arr, (base_arr.size,), (isz,))
+    y = _strided(flat[offset:], size, tuple(s * isz for s in stride))
     # where x's own elements sit in the storage, for the backward
     x_geom = (x.shape, tuple(s // isz for s in x.strides), (_address(x) - _address(base_arr)) // isz)
     return y, x_geom
@@ -664,9 +664,12 @@ def _as_strided_bwd(ctx, g):
     size, stride, offset, base_arr = ctx.attrs
     xs, xst, xoff = ctx.extra
     storage = zeros(base_arr.size, dtype=g.dtype, device=g.device)
-    storage = storage.index_add(0, Tensor._make(_strided_positions(size, stride, offset).reshape(-1)),
-                                g.reshape(-1))
-    return storage[Tensor._make(_strided_positions(xs, xst, xoff))]
+    pos_in, pos_x = _strided_positions(size, stride, offset).reshape(-1), _strided_positions(xs, xst, xoff)
+    if g._data.__class__ is not np.ndarray:  # positions are computed on the host
+        xp = XP[g._data.__class__]
+        pos_in, pos_x = xp.asarray(pos_in), xp.asarray(pos_x)
+    storage = storage.index_add(0, Tensor._make(pos_in), g.reshape(-1))
+    return storage[Tensor._make(pos_x)]
 
 
 AS_STRIDED = Op("as_strided", _as_strided_fwd, _as_strided_bwd, SAVE_NONE, extra=True)

@@ -6,6 +6,7 @@ Forwards are NumPy/LAPACK calls; backwards are written with ember ops, so higher
 import numpy as np
 
 from .. import return_types
+from .._backend import XP
 from .._tensor import Tensor
 from ._dispatch import SAVE_BOTH, SAVE_INPUTS, SAVE_OUTPUT, Op, dispatch1, dispatch2
 from ._inplace import write_out
@@ -55,11 +56,12 @@ def _expm_fwd(a):
     a = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
     if a.shape[-1] == 0:
         return a.astype(out_dtype)
-    norm = np.abs(a).sum(-2).max(-1) if a.size else np.zeros(a.shape[:-2])
+    xp = np if a.__class__ is np.ndarray else XP[a.__class__]
+    norm = np.abs(a).sum(-2).max(-1) if a.size else xp.zeros(a.shape[:-2])
     s = np.maximum(0, np.ceil(np.log2(np.maximum(norm, 1e-300) / 5.371920351148152))).astype(int)
     scale = np.power(2.0, -s)[..., None, None]
     a = a * scale
-    eye = np.broadcast_to(np.eye(a.shape[-1]), a.shape)
+    eye = np.broadcast_to(xp.eye(a.shape[-1]), a.shape)
     b = _PADE13
     a2 = a @ a
     a4 = a2 @ a2
@@ -163,7 +165,7 @@ def inverse(input, *, out=None):
 
 def _inv_ex_fwd(a):
     try:
-        return np.linalg.inv(a), np.zeros(a.shape[:-2], np.int32)
+        return np.linalg.inv(a), np.zeros_like(a, np.int32, shape=a.shape[:-2])
     except np.linalg.LinAlgError:
         flat = a.reshape(-1, *a.shape[-2:])
         info = np.array([_lu_zero_pivot(m) for m in flat], np.int32)

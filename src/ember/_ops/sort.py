@@ -5,6 +5,7 @@ import builtins
 import numpy as np
 
 from .. import return_types
+from .._backend import XP
 from .._tensor import Tensor, _wrap_dim
 from ._dispatch import SAVE_NONE, Op, dispatch1
 from ._inplace import write_out
@@ -209,7 +210,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 def _values_array(values, like):
     if isinstance(values, Tensor):
         return values._data
-    return np.asarray(values)
+    return np.asarray(values) if like.__class__ is np.ndarray else XP[like.__class__].asarray(values)
 
 
 def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None, out=None, sorter=None):
@@ -235,8 +236,9 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
         s2, v2 = seq.reshape(-1, seq.shape[-1]), v.reshape(-1, v.shape[-1])
         o2 = None if srt is None else srt.reshape(-1, srt.shape[-1])
         r = np.stack([np.searchsorted(s2[i], v2[i], side=how, sorter=None if o2 is None else o2[i])
-                      for i in range(s2.shape[0])]).reshape(v.shape) if s2.shape[0] else np.zeros(v.shape, np.int64)
-    r = _t(np.asarray(r, dtype=np.int32 if out_int32 else np.int64))
+                      for i in range(s2.shape[0])]).reshape(v.shape) if s2.shape[0] else np.zeros_like(v, np.int64)
+    r = r.astype(np.int32 if out_int32 else np.int64)  # a NumPy scalar for a scalar value on the CPU
+    r = _t(r if r.__class__ in XP else np.asarray(r))
     return r if out is None else write_out(r, out, "searchsorted")
 
 

@@ -208,7 +208,7 @@ def _vnorm_fwd(x, ord, dims, keepdim):
     if ord == 2 and dims is None and xc.dtype.kind == "f" and xc.flags.c_contiguous:
         flat = xc.reshape(-1)
         r = np.sqrt(np.dot(flat, flat))  # BLAS: no temporary
-        return np.asarray(r, rdt).reshape((1,) * x.ndim if keepdim else ())
+        return r.astype(rdt).reshape((1,) * x.ndim if keepdim else ())
     a = np.abs(xc)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if ord == 2:
@@ -223,7 +223,7 @@ def _vnorm_fwd(x, ord, dims, keepdim):
             r = (a != 0).sum(axis=dims, keepdims=keepdim, dtype=a.dtype)
         else:
             r = np.power(np.power(a, ord).sum(axis=dims, keepdims=keepdim), 1.0 / ord)
-    return np.asarray(r).astype(rdt, copy=False)
+    return r.astype(rdt, copy=False)
 
 
 def _sgn(x):
@@ -340,10 +340,10 @@ def _median_all_fwd(x, ignore_nan):
         nan = np.isnan(flat)
         if nan.any():
             if not ignore_nan:
-                return np.asarray(np.nan, x.dtype)
+                return np.full_like(flat, np.nan, shape=())
             flat = flat[~nan]
         if flat.size == 0:
-            return np.asarray(np.nan, x.dtype)
+            return np.full_like(flat, np.nan, shape=())
     k = (flat.size - 1) // 2
     return np.partition(flat, k)[k]
 
@@ -408,10 +408,11 @@ def _mode_fwd(x, dim, keepdim):
     s = np.take_along_axis(rows, order, 1)
     # runs of equal values in each sorted row; the mode is the first longest run (so the smallest value), its
     # index the last occurrence (the run's end, as the sort is stable)
-    new = np.ones(s.shape, bool)
+    xp = np if x.__class__ is np.ndarray else XP[x.__class__]
+    new = xp.ones(s.shape, bool)
     new[:, 1:] = s[:, 1:] != s[:, :-1]
     run = np.cumsum(new.reshape(-1)) - 1
-    length = np.bincount(run)[run].reshape(s.shape) if run.size else np.zeros(s.shape, np.int64)
+    length = np.bincount(run)[run].reshape(s.shape) if run.size else xp.zeros(s.shape, np.int64)
     start = np.argmax(length, axis=1)[:, None]
     end = start + np.take_along_axis(length, start, 1) - 1
     v = np.take_along_axis(s, start, 1).reshape(lead)
@@ -449,21 +450,22 @@ def _q_array(input, q):
             raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
         if q._data.ndim > 1:
             raise RuntimeError("quantile() q must be a scalar or 1D tensor")
-        qa = np.asarray(q._data)
+        qa = q._data
         if ((qa < 0) | (qa > 1)).any():
             raise RuntimeError("quantile() q values must be in the range [0, 1]")
         return qa
     q = float(q)
     if not 0 <= q <= 1:
         raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
-    return np.asarray(q, input._data.dtype)
+    d = input._data
+    return np.asarray(q, d.dtype) if d.__class__ is np.ndarray else XP[d.__class__].asarray(q, d.dtype)
 
 
 def _quantile_positions(xd, dim, qa, interpolation, ignore_nan):
     """(low index, high index, weight) into the sorted dim, shaped (len(q), ..., 1, ...)."""
     n = xd.shape[dim]
     nn = np.isnan(xd).sum(axis=dim, keepdims=True)
-    last = ((n - nn - 1) if ignore_nan else np.full(nn.shape, n - 1)).astype(xd.dtype)
+    last = ((n - nn - 1) if ignore_nan else nn * 0 + (n - 1)).astype(xd.dtype)
     qb = qa.reshape((-1,) + (1,) * xd.ndim)
     pos = qb * last
     if ignore_nan:

@@ -912,7 +912,7 @@ def _predicate(name, f, prep=None, fast="biufVc", has_out=True, bool_out=False, 
 
 
 def _isreal(x):
-    return x.imag == 0 if x.dtype.kind == "c" else np.ones(x.shape, dtype=bool)
+    return x.imag == 0 if x.dtype.kind == "c" else np.ones_like(x, dtype=bool)
 
 
 isnan = _predicate("isnan", np.isnan, has_out=False)

@@ -3,6 +3,8 @@ import sys
 import traceback
 import weakref
 
+import numpy as np
+
 from .grad_mode import GRAD
 
 __all__ = ["Node"]
@@ -275,7 +277,8 @@ class AccumulateGrad(Node):
             t._grad = old + g
         else:
             od = old._data
-            if od.shape == g._data.shape and od.dtype == g._data.dtype and od.flags.writeable:
+            if od.shape == g._data.shape and od.dtype == g._data.dtype and (
+                    od.__class__ is not np.ndarray or od.flags.writeable):
                 od += g._data
             else:
                 t._grad = old + g
