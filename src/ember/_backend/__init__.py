@@ -65,7 +65,10 @@ def cupy():
             raise RuntimeError
     except Exception:
         raise RuntimeError("CUDA is not available: CuPy is installed but found no NVIDIA GPU") from None
-    XP[cp.ndarray] = cp
+    if XP.get(cp.ndarray) is not cp:
+        XP[cp.ndarray] = cp
+        from ..cuda.memory import _install
+        _install(cp)  # every GPU allocation goes through ember's counting allocator (memory_allocated, peaks)
     return cp
 
 
@@ -88,6 +91,11 @@ def to_device(array, dev, non_blocking=False):
     if dev.type == "cpu":
         if type(array) is np.ndarray:
             return array
+        if non_blocking:  # into page-locked memory, queued on the current stream: the caller synchronizes
+            from ..cuda._pinned import empty_pinned
+            out = empty_pinned(array.shape, array.dtype)
+            array.get(stream=XP[type(array)].cuda.get_current_stream(), out=out, blocking=False)
+            return out
         return array.get()
     cp = cupy()
     check_cuda_dtype(array.dtype)
@@ -97,7 +105,9 @@ def to_device(array, dev, non_blocking=False):
     with cp.cuda.Device(idx):
         if type(array) is np.ndarray:
             out = cp.empty(array.shape, array.dtype)
-            out.set(array) if array.flags.c_contiguous else out.set(np.ascontiguousarray(array))
+            src = array if array.flags.c_contiguous else np.ascontiguousarray(array)
+            # non_blocking: queued on the current stream (asynchronous when src is page-locked, as in torch)
+            out.set(src, stream=cp.cuda.get_current_stream() if non_blocking else None)
             return out
         return cp.asarray(array)
 

@@ -10,10 +10,17 @@ import numpy as np
 from .._ops._dispatch import Op, dispatch1
 
 
-def _pinned_copy(x):
+def empty_pinned(shape, dtype):
+    """An uninitialised NumPy array in page-locked memory."""
     cp = sys.modules["cupy"]
-    mem = cp.cuda.alloc_pinned_memory(max(x.nbytes, 1))  # CuPy's pinned pool caches these blocks
-    out = np.frombuffer(mem, x.dtype, x.size).reshape(x.shape)
+    dtype = np.dtype(dtype)
+    size = int(np.prod(shape, dtype=np.int64))
+    mem = cp.cuda.alloc_pinned_memory(max(size * dtype.itemsize, 1))  # CuPy's pinned pool caches these blocks
+    return np.frombuffer(mem, dtype, size).reshape(shape)
+
+
+def _pinned_copy(x):
+    out = empty_pinned(x.shape, x.dtype)
     out[...] = x
     return out
 
