@@ -26,6 +26,12 @@ def test_lower_precision_ops_run_in_bfloat16_and_others_keep_their_dtype():
         d = ember.randn(3, 3, dtype=ember.float64)
         assert (d @ d).dtype is ember.float64  # float64 is never cast
         assert ember.trace(x[:3].bfloat16()).dtype is ember.float32  # fp32 list
+        low = x.bfloat16()
+        assert F.mse_loss(low, low).dtype is ember.float32
+        assert F.cross_entropy(low, ember.tensor([0, 1, 2, 0])).dtype is ember.float32
+        assert F.nll_loss(low, ember.tensor([0, 1, 2, 0])).dtype is ember.float32
+        assert F.binary_cross_entropy_with_logits(low, low.sigmoid()).dtype is ember.float32
+        assert F.prelu(x, ember.tensor([0.25])).dtype is ember.bfloat16
     assert not ember.is_autocast_enabled("cpu")
     assert (x @ w.t()).dtype is ember.float32
 

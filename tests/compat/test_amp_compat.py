@@ -21,6 +21,11 @@ CASES = {
     "mul_bf16": lambda L, a, w: a.bfloat16() * w,
     "float64_mm": lambda L, a, w: L.mm(a.double(), w.double().t()),
     "cat_mixed": lambda L, a, w: L.cat([a.bfloat16(), w]),
+    "mse_loss_lowp": lambda L, a, w: L.nn.functional.mse_loss(a.bfloat16(), w.bfloat16()),
+    "cross_entropy_lowp": lambda L, a, w: L.nn.functional.cross_entropy(a.bfloat16(), L.tensor([0, 1, 2, 3])),
+    "bce_logits_lowp": lambda L, a, w: L.nn.functional.binary_cross_entropy_with_logits(a.half(), w.sigmoid()),
+    "prelu": lambda L, a, w: L.nn.functional.prelu(a, L.tensor([0.25])),
+    "linear_bias": lambda L, a, w: L.nn.functional.linear(a, w, w[0]),
 }
 
 

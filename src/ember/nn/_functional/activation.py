@@ -12,6 +12,7 @@ import numpy as np
 
 import ember
 
+from ..._autocast import AUTOCAST, cast_args
 from ..._dtype import FROM_NP
 from ..._ops._dispatch import SAVE_INPUTS, Op, dispatch1, dispatch2
 from ..._ops._inplace import make_inplace
@@ -819,6 +820,8 @@ _PRELU = Op("prelu", _in_f32(lambda x, w: np.where(x > 0, x, x * w)), _prelu_bwd
 
 def prelu(input, weight):
     """Same as `torch.nn.functional.prelu`."""
+    if AUTOCAST[0]:
+        input, weight = cast_args("prelu", (input, weight))
     n = weight.numel()
     nd = input._data.ndim
     if n != 1:

@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 
+from ..._autocast import AUTOCAST, cast_args
 from ..._ops._dispatch import SAVE_INPUTS, SAVE_NONE, Op, dispatch, dispatch1
 from ..._ops.binary import where as _where
 from ..._tensor import Tensor
@@ -121,6 +122,8 @@ def _log_sigmoid(x):
 # ---------------- elementwise regression losses ----------------
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Same as `torch.nn.functional.l1_loss`."""
+    if AUTOCAST[0]:
+        input, target = cast_args("l1_loss", (input, target))
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     loss = (input - target).abs()
@@ -131,6 +134,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Same as `torch.nn.functional.mse_loss`."""
+    if AUTOCAST[0]:
+        input, target = cast_args("mse_loss", (input, target))
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     d = input - target
@@ -142,6 +147,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """Same as `torch.nn.functional.smooth_l1_loss`."""
+    if AUTOCAST[0]:
+        input, target = cast_args("smooth_l1_loss", (input, target))
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     if beta < 0:
@@ -156,6 +163,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """Same as `torch.nn.functional.huber_loss`."""
+    if AUTOCAST[0]:
+        input, target = cast_args("huber_loss", (input, target))
     _warn_size(input, target)
     reduction = _reduction(None, None, reduction)
     if delta <= 0:
@@ -196,6 +205,8 @@ _BCE = Op("binary_cross_entropy", _bce_fwd, _bce_bwd, SAVE_INPUTS, node_name="Bi
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """Same as `torch.nn.functional.binary_cross_entropy`."""
+    if AUTOCAST[0]:
+        input, target, weight = cast_args("binary_cross_entropy", (input, target, weight))
     reduction = _reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({_size_str(target.shape)}) that is different to the input size "
@@ -209,6 +220,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     """Same as `torch.nn.functional.binary_cross_entropy_with_logits`."""
+    if AUTOCAST[0]:
+        input, target, weight, pos_weight = cast_args("binary_cross_entropy_with_logits", (input, target, weight, pos_weight))
     reduction = _reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({_size_str(target.shape)}) must be the same as input size "
@@ -419,6 +432,8 @@ def _target_shape(input, target):
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """Same as `torch.nn.functional.nll_loss`."""
+    if AUTOCAST[0]:
+        input, weight = cast_args("nll_loss", (input, weight))
     reduction = _reduction(size_average, reduce, reduction)
     xm, tt, s, _, _, _ = _class_setup(input, target, weight, ignore_index, reduction, 0.0)
     return dispatch1(_NLL, input, xm, tt, s, reduction, _target_shape(input, target))
@@ -427,6 +442,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """Same as `torch.nn.functional.cross_entropy`."""
+    if AUTOCAST[0]:
+        input, target, weight = cast_args("cross_entropy_loss", (input, target, weight))
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
@@ -458,6 +475,8 @@ def _cross_entropy_probs(input, target, weight, reduction, label_smoothing):
 # ---------------- KL divergence, Poisson and Gaussian NLL ----------------
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """Same as `torch.nn.functional.kl_div`."""
+    if AUTOCAST[0]:
+        input, target = cast_args("kl_div", (input, target))
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     elif reduction == "mean":
@@ -481,6 +500,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     """Same as `torch.nn.functional.poisson_nll_loss`."""
+    if AUTOCAST[0]:
+        input, target = cast_args("poisson_nll_loss", (input, target))
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     if reduction not in _REDUCTIONS:
@@ -522,6 +543,8 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 # ---------------- margin losses ----------------
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Same as `torch.nn.functional.soft_margin_loss`."""
+    if AUTOCAST[0]:
+        input, target = cast_args("soft_margin_loss", (input, target))
     reduction = _reduction(size_average, reduce, reduction)
     return _reduce(_softplus(-target * input), reduction)
 
@@ -538,6 +561,8 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """Same as `torch.nn.functional.margin_ranking_loss`."""
+    if AUTOCAST[0]:
+        input1, input2, target = cast_args("margin_ranking_loss", (input1, input2, target))
     reduction = _reduction(size_average, reduce, reduction)
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
@@ -548,6 +573,8 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """Same as `torch.nn.functional.hinge_embedding_loss`."""
+    if AUTOCAST[0]:
+        input, target = cast_args("hinge_embedding_loss", (input, target))
     reduction = _reduction(size_average, reduce, reduction)
     zeros = input.new_zeros(())
     out_margin = _where(target != 1, (margin - input).clamp_min(0), zeros)
@@ -557,6 +584,8 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """Same as `torch.nn.functional.cosine_embedding_loss`."""
+    if AUTOCAST[0]:
+        input1, input2, target = cast_args("cosine_embedding_loss", (input1, input2, target))
     reduction = _reduction(size_average, reduce, reduction)
     td = target.dim()
     if td > 1:
@@ -578,6 +607,8 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                       reduction="mean"):
     """Same as `torch.nn.functional.multi_margin_loss`."""
+    if AUTOCAST[0]:
+        input, weight = cast_args("multi_margin_loss", (input, weight))
     reduction = _reduction(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
@@ -612,6 +643,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Same as `torch.nn.functional.multilabel_margin_loss`."""
+    if AUTOCAST[0]:
+        input, = cast_args("multilabel_margin_loss", (input,))
     reduction = _reduction(size_average, reduce, reduction)
     nd = input.dim()
     if nd > 2 or tuple(target.shape) != tuple(input.shape):
@@ -648,6 +681,8 @@ def _pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     """Same as `torch.nn.functional.triplet_margin_loss`."""
+    if AUTOCAST[0]:
+        anchor, positive, negative = cast_args("triplet_margin_loss", (anchor, positive, negative))
     reduction = _reduction(size_average, reduce, reduction)
     a, pd, nd = anchor.dim(), positive.dim(), negative.dim()
     if not (a == pd == nd):
@@ -769,6 +804,8 @@ def _lengths(x):
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
     """Same as `torch.nn.functional.ctc_loss`. The gradient with respect to log_probs is the exact one (see NOTE
     [ CTC ]); through a log_softmax it equals torch's."""
+    if AUTOCAST[0]:
+        log_probs, = cast_args("ctc_loss", (log_probs,))
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     unbatched = log_probs.dim() == 2
