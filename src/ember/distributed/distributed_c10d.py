@@ -763,6 +763,23 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
                 lambda: comm.Iallgather(send, recv), _finisher(output_tensor, back))
 
 
+def _rooted_list(pg, group, tensors, name, root, group_root, role):
+    """The root's rank in pg for gather/scatter, after torch's checks that only the root passes a list, with one
+    tensor per rank."""
+    if root is None and group_root is None:
+        root = 0 if group is None else pg._ranks[0]
+    root = _group_rank(pg, root, group_root)
+    arg = f"{name}_list"
+    if pg._rank == root:
+        if not tensors:
+            raise ValueError(f"Argument ``{arg}`` must be specified on {role} rank.")
+        if len(tensors) != pg._size:
+            raise ValueError(f"{name}: {arg} must have one tensor per rank ({pg._size}), got {len(tensors)}")
+    elif tensors:
+        raise ValueError(f"Argument ``{arg}`` must NOT be specified on non-{role} ranks.")
+    return root
+
+
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
     """Same as `torch.distributed.gather` (MPI Gatherv)."""
     _check_single_tensor(tensor, "tensor")
@@ -773,17 +790,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     pg = _group(group, "gather")
     if pg is None:
         return None
-    if dst is None and group_dst is None:
-        dst = 0 if group is None else pg._ranks[0]
-    root = _group_rank(pg, dst, group_dst)
-    if pg._rank == root:
-        if not gather_list:
-            raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-        if len(gather_list) != pg._size:
-            raise ValueError(f"gather: gather_list must have one tensor per rank ({pg._size}), "
-                             f"got {len(gather_list)}")
-    elif gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
+    root = _rooted_list(pg, group, gather_list, "gather", dst, group_dst, "destination")
     if pg._nccl is not None:
         raise RuntimeError("gather is not supported by ember's NCCL backend; use all_gather")
     M = mpi()
@@ -810,17 +817,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     pg = _group(group, "scatter")
     if pg is None:
         return None
-    if src is None and group_src is None:
-        src = 0 if group is None else pg._ranks[0]
-    root = _group_rank(pg, src, group_src)
-    if pg._rank == root:
-        if not scatter_list:
-            raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
-        if len(scatter_list) != pg._size:
-            raise ValueError(f"scatter: scatter_list must have one tensor per rank ({pg._size}), "
-                             f"got {len(scatter_list)}")
-    elif scatter_list:
-        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
+    root = _rooted_list(pg, group, scatter_list, "scatter", src, group_src, "source")
     if pg._nccl is not None:
         raise RuntimeError("scatter is not supported by ember's NCCL backend; use broadcast")
     M = mpi()
