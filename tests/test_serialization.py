@@ -517,3 +517,38 @@ def test_ember_never_imports_torch(tmp_path):
             "ember.load(p); ember.load(p, weights_only=False); ember.load(p, mmap=True); "
             "assert 'torch' not in sys.modules")
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "x.pt")], check=True)
+
+
+class _WriteOnly(io.RawIOBase):
+    """A stream that cannot seek or tell (a pipe or socket)."""
+
+    def __init__(self):
+        self.buf = bytearray()
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        self.buf += bytes(b)
+        return len(b)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_records_carry_correct_crcs(stream, tmp_path):
+    big = ember.arange(300_000, dtype=ember.float32)  # checksummed in a background thread while others are written
+    obj = {"big": big, "big2": big[::2].clone(), "small": ember.tensor([1, 2, 3])}
+    if stream:
+        f = _WriteOnly()
+        ember.save(obj, f)
+        data = bytes(f.buf)
+    else:
+        ember.save(obj, tmp_path / "c.pt")
+        data = (tmp_path / "c.pt").read_bytes()
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        assert zf.testzip() is None
+        for info in zf.infolist():
+            if "/data/" in info.filename:
+                start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+                assert start % 64 == 0
+    back = ember.load(io.BytesIO(data))
+    assert back["big"].tolist() == big.tolist() and back["small"].tolist() == [1, 2, 3]

@@ -236,45 +236,72 @@ def _host_bytes(flat):
 
 
 class _ZipWriter:
-    """Writes torch's zip records, each record's data aligned to 64 bytes (stored, never compressed)."""
+    """Writes torch's zip records, each record's data aligned to 64 bytes (stored, never compressed).
+
+    A record's header is written with its CRC-32 already known, followed by the data in one write: no second pass
+    over the file, and the checksums of big records can be computed in other threads meanwhile (see `_write_zip`).
+    """
 
     def __init__(self, f, prefix):
         self.zf = zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED, allowZip64=True)
         self.prefix = prefix
         self.crc = 0
 
-    def write(self, name, data):
+    def write(self, name, data, crc=None):
         data = memoryview(data).cast("B")
+        zf = self.zf
         zinfo = zipfile.ZipInfo(f"{self.prefix}/{name}", date_time=(1980, 1, 1, 0, 0, 0))
         zinfo.compress_type = zipfile.ZIP_STORED
-        zinfo.file_size = n = data.nbytes
+        zinfo.file_size = zinfo.compress_size = n = data.nbytes
+        zinfo.CRC = zlib.crc32(data) if crc is None else crc
         zinfo.external_attr = 0o644 << 16
         fname = zinfo.filename.encode("ascii" if zinfo.filename.isascii() else "utf-8")
-        zip64 = n * 1.05 > zipfile.ZIP64_LIMIT  # the test zipfile applies to add a 20-byte zip64 extra field
-        start = self.zf.start_dir + 30 + len(fname) + 4 + (20 if zip64 else 0)
+        zip64 = n * 1.05 > zipfile.ZIP64_LIMIT  # zipfile's own rule for a 20-byte zip64 extra field
+        start = zf.start_dir + 30 + len(fname) + 4 + (20 if zip64 else 0)
         pad = -start % _ALIGN
         zinfo.extra = struct.pack("<HH", 0x4246, pad) + b"Z" * pad  # the padding field torch writes ("FB")
-        with self.zf.open(zinfo, "w") as w:
-            w.write(data)
+        zf._writecheck(zinfo)
+        zinfo.header_offset = zf.start_dir
+        zf._didModify = True
+        zf.fp.write(zinfo.FileHeader(zip64))
+        zf.fp.write(data)
+        zf.start_dir = zf.fp.tell()
+        zf.filelist.append(zinfo)
+        zf.NameToInfo[zinfo.filename] = zinfo
         self.crc = zlib.crc32(struct.pack("<I", zinfo.CRC), self.crc)
 
     def close(self):
         self.zf.close()
 
 
+_PARALLEL_CRC = 1 << 20  # storages from this size on are checksummed in other threads while earlier ones are written
+
+
 def _write_zip(f, prefix, pkl, entries, byteorder=True):
     w = _ZipWriter(f, prefix)
+    entries = sorted(entries, key=lambda e: e.key)
+    pool = None
     try:
         w.write("data.pkl", pkl)
         w.write(".format_version", b"1")
         w.write(".storage_alignment", str(_ALIGN).encode())
         if byteorder:
             w.write("byteorder", sys.byteorder.encode())
-        for e in sorted(entries, key=lambda e: e.key):
-            w.write(f"data/{e.key}", _host_bytes(e.flat))
+        crcs = {}
+        big = [e for e in entries if isinstance(e.flat, np.ndarray) and e.flat.nbytes >= _PARALLEL_CRC]
+        if big:
+            from concurrent.futures import ThreadPoolExecutor
+            # one thread suffices: writing a record takes longer than its checksum (both release the GIL)
+            pool = ThreadPoolExecutor(1)
+            crcs = {id(e): pool.submit(zlib.crc32, memoryview(e.flat)) for e in big}
+        for e in entries:
+            crc = crcs.get(id(e))
+            w.write(f"data/{e.key}", _host_bytes(e.flat), None if crc is None else crc.result())
         w.write("version", b"3\n")
         w.write(".data/serialization_id", f"{int.from_bytes(os.urandom(8), 'little'):020d}{w.crc:020d}".encode())
     finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
         w.close()
 
 

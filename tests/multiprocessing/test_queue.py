@@ -226,3 +226,29 @@ def test_without_memfd_files_are_unlinked(method, monkeypatch):
     _finish(p)
     assert t.tolist() == [5.0] * 4 and u.tolist() == [7.0] * 2
     assert W.shm_entries() == shm
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_regions_of_one_storage_round_trip(method):
+    from ember.multiprocessing import _shared
+    ctx = mp.get_context(method)
+    qi, qo = ctx.Queue(), ctx.Queue()
+    p = _run(ctx, W.echo, qi, qo)
+    arena = _shared.BatchArena()
+    arena.predict = 4096
+    arena.begin()
+    x = ember.from_numpy(arena.alloc((2, 3), "float32"))
+    y = ember.from_numpy(arena.alloc(4, "int64"))
+    arena.end()
+    x.copy_(ember.arange(6.0).reshape(2, 3))
+    y.copy_(ember.arange(4))
+    qi.put((x, x[1], y))
+    x2, x2row, y2 = qo.get(timeout=60)
+    qi.put(None)
+    _finish(p)
+    assert x2.data_ptr() == x.data_ptr() and y2.data_ptr() == y.data_ptr()  # the same mapping: sent back home
+    assert x2row.storage_offset() == 3 and y2.storage_offset() == 0
+    x2[0, 0] = 9.0
+    assert x[0, 0].item() == 9.0
+    assert y2.tolist() == [0, 1, 2, 3]
+    assert isinstance(_shared.holder_of(y2._data), _shared.SharedRegion)

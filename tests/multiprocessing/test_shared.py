@@ -1,6 +1,7 @@
 """Shared-memory storage: share_memory_, is_shared, empty_shared, the out-of-space error, no leaks."""
 import errno
 import gc
+import io
 import os
 import pickle
 from multiprocessing.reduction import ForkingPickler
@@ -256,3 +257,63 @@ def test_subclass_defined_after_import_is_registered():
     from ember.multiprocessing.reductions import reduce_tensor
     assert ForkingPickler._extra_reducers[Late] is reduce_tensor
     assert ForkingPickler._extra_reducers[LateParameter] is reduce_tensor
+
+
+def test_batch_arena_one_storage_per_batch():
+    arena = _shared.BatchArena()
+    arena.begin()
+    a = arena.alloc((4, 3), np.float32)
+    b = arena.alloc(5, np.int64)
+    c = arena.alloc(1000, np.int64)  # the first batch: a page more than its first tensor, then a storage of its own
+    arena.end()
+    assert _shared.storage_of(a) is _shared.storage_of(b) is not _shared.storage_of(c)
+    assert arena.predict == 64 + 64 + 8000  # each tensor starts at a 64-byte boundary
+    arena.predict = 64 + 40
+    arena.begin()
+    a = arena.alloc((4, 3), np.float32)
+    b = arena.alloc(5, np.int64)
+    big = arena.alloc(100, np.float64)  # more than the largest batch so far: a storage of its own
+    arena.end()
+    assert _shared.storage_of(a) is _shared.storage_of(b) is not _shared.storage_of(big)
+    assert b.__array_interface__["data"][0] % 64 == 0
+    assert arena.predict == 128 + 800
+    a[...] = 1.5
+    b[...] = 7
+    np.testing.assert_array_equal(a, np.full((4, 3), 1.5, np.float32))
+    np.testing.assert_array_equal(b, np.full(5, 7))
+
+
+def test_region_is_a_storage_of_its_own():
+    arena = _shared.BatchArena()
+    arena.predict = 4096
+    arena.begin()
+    a = arena.alloc((2, 8), np.float32)
+    b = arena.alloc(3, np.int64)
+    arena.end()
+    x, y = ember.from_numpy(a), ember.from_numpy(b)
+    assert x.is_shared() and y.is_shared()
+    assert _shared.storage_of(a) is _shared.storage_of(b)
+    assert isinstance(_shared.holder_of(b), _shared.SharedRegion)
+    assert x.storage_offset() == 0 and y.storage_offset() == 0
+    y.copy_(ember.tensor([1, 2, 3]))
+    buf = io.BytesIO()
+    ember.save(y, buf)
+    assert len(buf.getvalue()) < 2048  # only the region's 24 bytes, not the whole memory file
+    assert ember.load(io.BytesIO(buf.getvalue())).tolist() == [1, 2, 3]
+    assert y.share_memory_() is y and _shared.holder_of(y._data) is _shared.holder_of(b)
+
+
+def test_region_storage_freed_with_its_last_tensor():
+    arena = _shared.BatchArena()
+    arena.predict = 4096
+    arena.begin()
+    a = arena.alloc(4, np.float32)
+    b = arena.alloc(4, np.float32)
+    arena.end()
+    key = _shared.storage_of(a).key
+    del a
+    gc.collect()
+    assert key in _shared._by_key  # b still holds the storage
+    del b
+    gc.collect()
+    assert key not in _shared._by_key

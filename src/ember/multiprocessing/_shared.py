@@ -8,8 +8,8 @@ import weakref
 
 import numpy as np
 
-__all__ = ["SharedStorage", "empty_shared", "is_shared", "new_storage", "open_storage", "share_memory_", "storage_of",
-           "too_many_files"]
+__all__ = ["BatchArena", "SharedRegion", "SharedStorage", "empty_shared", "holder_of", "is_shared", "new_storage",
+           "open_storage", "share_memory_", "storage_of", "too_many_files"]
 
 # NOTE [ Shared memory without names ]
 # Each shared storage is one anonymous memory file (os.memfd_create) mapped MAP_SHARED. The file has no name, so
@@ -148,14 +148,86 @@ def open_storage(fd, nbytes):
     return SharedStorage(fd, nbytes)
 
 
-def storage_of(arr):
-    """The SharedStorage an array's memory lives in, or None."""
+class SharedRegion:
+    """A byte range of a SharedStorage that is a storage of its own for the tensors over it (their storage_offset
+    counts from its start, and ember.save writes only its bytes), so that several tensors can share one memory file
+    and travel with one descriptor; see NOTE [ One memory file per batch ]."""
+    __slots__ = ("__array_interface__", "__weakref__", "nbytes", "offset", "storage")
+
+    def __init__(self, storage, offset, nbytes):
+        self.storage = storage
+        self.offset = offset
+        self.nbytes = nbytes
+        self.__array_interface__ = {"data": (storage.addr + offset, False), "shape": (nbytes,), "typestr": "|u1",
+                                    "version": 3}
+
+    def array(self):
+        """The region as a flat uint8 array (its base is this region)."""
+        return np.asarray(self)
+
+
+def holder_of(arr):
+    """The SharedRegion or SharedStorage that an array's memory lives in (the innermost one), or None."""
     b = arr.base
     while b is not None:
-        if b.__class__ is SharedStorage:
+        c = b.__class__
+        if c is SharedRegion or c is SharedStorage:
             return b
         b = getattr(b, "base", None)
     return None
+
+
+def storage_of(arr):
+    """The SharedStorage an array's memory lives in, or None."""
+    b = holder_of(arr)
+    return b.storage if b.__class__ is SharedRegion else b
+
+
+# NOTE [ One memory file per batch ]
+# A fresh memory file costs a system call to reserve its pages, a mapping, and one descriptor pass (a socket
+# connection to the sender) per message, so a DataLoader worker puts all tensors of one batch (images and labels)
+# into one file: BatchArena hands out aligned regions of it. The file is sized from the largest batch seen so far
+# (the first one from its first tensor, plus a page); what does not fit gets a file of its own. Each tensor still sees a storage of
+# its own (a SharedRegion), as with torch's collate, where the labels never share a storage with the images.
+_ALIGN = 64
+_SLACK = 4096
+
+
+class BatchArena:
+    """Allocates the tensors of one batch in one shared storage (between `begin()` and `end()`)."""
+    __slots__ = ("need", "predict", "storage", "used")
+
+    def __init__(self):
+        self.predict = 0  # bytes of the largest batch so far: the size of the next storage
+        self.storage = None
+        self.used = self.need = 0
+
+    def begin(self):
+        self.storage = None
+        self.used = self.need = 0
+
+    def end(self):
+        self.predict = max(self.predict, self.need)
+        self.storage = None  # the batch's tensors keep it alive
+
+    def alloc(self, shape, dtype):
+        """A zero-filled array of the given shape and NumPy dtype in shared memory (see `empty_shared`)."""
+        dtype = np.dtype(dtype)
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        nbytes = dtype.itemsize
+        for d in shape:
+            nbytes *= d
+        self.need = -(-self.need // _ALIGN) * _ALIGN + nbytes
+        if self.storage is None:
+            # before the first batch, room for small tensors (labels) after this one: one page more
+            self.storage = new_storage(self.predict or -(-nbytes // _ALIGN) * _ALIGN + _SLACK)
+        start = -(-self.used // _ALIGN) * _ALIGN
+        if self.storage is not None and start + nbytes <= self.storage.nbytes:
+            region = SharedRegion(self.storage, start, nbytes)
+            self.used = start + nbytes
+        else:
+            region = SharedRegion(new_storage(nbytes), 0, nbytes)
+        return region.array().view(dtype).reshape(shape)
 
 
 def _address(arr):

@@ -122,3 +122,18 @@ class InfoRecords(Dataset):
     def __getitem__(self, i):
         info = get_worker_info()
         return info.id, info.num_workers, info.seed, info.dataset is self
+
+
+class UnpicklableAt(Dataset):
+    """Item i is (a float32 vector of 2 holding i, i); item `bad` also carries a lambda, which cannot be sent."""
+
+    def __init__(self, n, bad):
+        self.n, self.bad = n, bad
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if i == self.bad:
+            return ember.full((2,), float(i)), i, (lambda: None)
+        return ember.full((2,), float(i)), i

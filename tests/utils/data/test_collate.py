@@ -96,3 +96,24 @@ def test_default_convert():
     assert default_convert(range(2)) == [0, 1]
     x = ember.ones(2)
     assert default_convert(x) is x
+
+
+def test_stacking_fast_path_matches_stack():
+    xs = [ember.arange(6.0).reshape(2, 3) + i for i in range(4)]
+    out = default_collate(xs)
+    assert out.shape == (4, 2, 3) and out.dtype == ember.float32
+    assert out.tolist() == ember.stack(xs).tolist()
+    t = [x.t() for x in xs]  # non-contiguous samples
+    assert default_collate(t).tolist() == ember.stack(t).tolist()
+    assert default_collate([ember.zeros(0, 2)] * 3).shape == (3, 0, 2)
+    assert default_collate([ember.tensor(1.5), ember.tensor(2.5)]).tolist() == [1.5, 2.5]
+
+
+def test_stacking_keeps_the_graph_and_promotion():
+    a = ember.ones(2, requires_grad=True)
+    out = default_collate([a, ember.zeros(2)])
+    assert out.grad_fn is not None
+    out.sum().backward()
+    assert a.grad.tolist() == [1.0, 1.0]
+    mixed = default_collate([ember.ones(2, dtype=ember.int32), ember.ones(2, dtype=ember.float64)])
+    assert mixed.dtype == ember.float64

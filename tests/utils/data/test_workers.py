@@ -286,3 +286,28 @@ def test_persistent_workers_reseeded_each_epoch():
     ember.manual_seed(11)
     dl2 = _loader(D.RandomDraws(), batch_size=None, num_workers=2, persistent_workers=True)
     assert list(dl2) == e1 and list(dl2) == e2
+
+
+def test_worker_batch_tensors_share_one_memory_file():
+    from ember.multiprocessing import _shared
+    batches = list(_loader(D.Squares(16), batch_size=4, num_workers=1))
+    assert [b[1].tolist() for b in batches] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11], [12, 13, 14, 15]]
+    for x, i in batches:  # images and labels travel in one file
+        assert _shared.storage_of(x._data) is _shared.storage_of(i._data)
+        assert x.is_shared() and i.is_shared()
+        assert x.storage_offset() == 0 and i.storage_offset() == 0  # each still a storage of its own
+        assert x[:, 1].tolist() == [float(v * v) for v in i.tolist()]
+
+
+def test_batch_that_cannot_be_sent_raises_and_later_batches_are_intact():
+    # the worker pickles a batch itself: a failure half way (after the tensors' descriptors went out) reaches the
+    # main process as an error, and the next batch does not pick up the failed one's memory
+    it = iter(_loader(D.UnpicklableAt(4, bad=1), batch_size=None, num_workers=1))
+    x, i = next(it)
+    assert (x.tolist(), i) == ([0.0, 0.0], 0)
+    with pytest.raises(Exception, match="in DataLoader worker process 0"):
+        next(it)
+    for k in (2, 3):
+        x, i = next(it)
+        assert (x.tolist(), i) == ([float(k)] * 2, k) and x.is_shared()
+    del it

@@ -65,7 +65,12 @@ class ExceptionWrapper:
             exc = self.exc_type(msg)
         except Exception:  # noqa: BLE001  (an exception class whose constructor wants other arguments)
             raise RuntimeError(msg) from None
-        raise exc
+        try:
+            raise exc
+        finally:
+            # no reference cycle through this frame: the DataLoader iterator in the traceback (and its workers)
+            # goes away with the exception, not at the next garbage collection
+            del exc
 
 
 class _IterableDatasetStopIteration:
@@ -73,6 +78,31 @@ class _IterableDatasetStopIteration:
 
     def __init__(self, worker_id):
         self.worker_id = worker_id
+
+
+class _Pickled:
+    """A batch that its worker pickled itself, its storages' descriptors sent down the worker's channel; see NOTE
+    [ Descriptors of DataLoader batches ] in ember/multiprocessing/reductions.py."""
+    __slots__ = ("payload", "worker_id")
+
+    def __init__(self, worker_id, payload):
+        self.worker_id, self.payload = worker_id, payload
+
+    def __reduce__(self):
+        return _Pickled, (self.worker_id, self.payload)
+
+    def load(self, sock):
+        from ...multiprocessing.reductions import loads_through
+        return loads_through(self.payload, sock)
+
+
+def _send_form(data, channel, worker_id):
+    # a batch pickled here, or, when that fails, the error (instead of a batch lost in the queue's feeder thread)
+    from ...multiprocessing.reductions import dumps_through
+    try:
+        return _Pickled(worker_id, dumps_through(data, channel))
+    except Exception:  # noqa: BLE001
+        return ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
 
 
 class _ResumeIteration:
@@ -160,7 +190,9 @@ def _prepare_process():
         import ember.multiprocessing
     except ImportError:
         pass
-    ember.set_num_threads(1)
+    from ember import _threads
+    if getattr(_threads, "_requested", [None])[0] != 1:  # a forked worker inherits a BLAS already at one thread
+        ember.set_num_threads(1)
 
 
 def worker_loop(*args):
@@ -172,7 +204,7 @@ def worker_loop(*args):
 
 
 def _worker_loop(iterable, dataset, index_queue, data_queue, done_event, auto_collation, collate_fn, drop_last,
-                 base_seed, init_fn, worker_id, num_workers):
+                 base_seed, init_fn, worker_id, num_workers, channel=None):
     parent = os.getppid()
     _prepare_process()
     seed = seed_worker(base_seed, worker_id)
@@ -208,6 +240,8 @@ def _worker_loop(iterable, dataset, index_queue, data_queue, done_event, auto_co
         else:
             data = _fetch(fetcher, index, iterable, worker_id)
             exhausted = isinstance(data, _IterableDatasetStopIteration)
+            if channel is not None and not exhausted and data.__class__ is not ExceptionWrapper:
+                data = _send_form(data, channel, worker_id)
         data_queue.put((idx, data))
         del data, idx, index, r  # a batch must not stay alive here while the next one is fetched
     if done_event.is_set():
@@ -216,7 +250,25 @@ def _worker_loop(iterable, dataset, index_queue, data_queue, done_event, auto_co
         data_queue.close()
 
 
+_arena = []  # this worker's BatchArena: the tensors collated for one batch share one memory file
+
+
+def _batch_arena():
+    if not _arena:
+        try:
+            from ...multiprocessing._shared import BatchArena
+            _arena.append(BatchArena())
+        except ImportError:
+            _arena.append(None)
+    return _arena[0]
+
+
 def _fetch(fetcher, index, iterable, worker_id):
+    from . import collate
+    arena = _batch_arena()
+    if arena is not None:
+        arena.begin()
+        collate._ARENA[0] = arena
     try:
         return fetcher.fetch(index)
     except StopIteration:
@@ -225,3 +277,7 @@ def _fetch(fetcher, index, iterable, worker_id):
         return ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
     except Exception:  # noqa: BLE001
         return ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
+    finally:
+        if arena is not None:
+            collate._ARENA[0] = None
+            arena.end()

@@ -100,16 +100,36 @@ def collate(batch, *, collate_fn_map=None):
     raise TypeError(default_collate_err_msg_format.format(t))
 
 
+# the BatchArena of the batch a DataLoader worker is collating now (see _worker._fetch), else None
+_ARENA = [None]
+
+
 def _shared_out(elem, n):
     """In a DataLoader worker: an uninitialized (n, *elem.shape) tensor in shared memory, so that the batch is
     written once and reaches the main process as a handle; None where that is not available."""
+    if elem._data.__class__ is not np.ndarray:
+        return None
+    arena = _ARENA[0]
+    if arena is not None:
+        return Tensor._make(arena.alloc((n,) + elem._data.shape, elem._data.dtype))
     from .dataloader import get_worker_info
-    if get_worker_info() is None or elem._data.__class__ is not np.ndarray:
+    if get_worker_info() is None:
         return None
     alloc = _shared_allocator()
     if alloc is None:
         return None
     return Tensor._make(alloc((n,) + elem._data.shape, elem._data.dtype))
+
+
+def _into_batch(t):
+    """A small tensor made by collate (labels and other numbers) moved into the worker's batch memory, so that it
+    travels with the rest of the batch instead of in a shared memory file of its own."""
+    arena = _ARENA[0]
+    if arena is None or t._data.__class__ is not np.ndarray:
+        return t
+    out = arena.alloc(t._data.shape, t._data.dtype)
+    np.copyto(out, t._data, casting="no")
+    return Tensor._make(out)
 
 
 _ALLOC = []
@@ -132,7 +152,29 @@ def collate_tensor_fn(batch, *, collate_fn_map=None):
         raise RuntimeError("Batches of sparse tensors are not currently supported by the default collate_fn; "
                            "please provide a custom collate_fn to handle them appropriately.")
     out = _shared_out(elem, len(batch))
+    res = _stack_plain(batch, out)
+    if res is not None:
+        return res
     return _ember().stack(batch, 0, out=out)
+
+
+def _stack_plain(batch, out):
+    """The common case without ember.stack's dispatch: plain CPU tensors of one shape and dtype that need no graph,
+    copied with one concatenate along the existing first axis (no per-sample reshape); None for anything else."""
+    first = batch[0]._data
+    if first.__class__ is not np.ndarray or not first.ndim:
+        return None
+    shape, dt = first.shape, first.dtype
+    arrays = []
+    for t in batch:
+        a = t._data
+        if t.__class__ is not Tensor or t._requires_grad or a.__class__ is not np.ndarray or a.shape != shape \
+                or a.dtype != dt:
+            return None
+        arrays.append(a)
+    res = np.empty((len(batch),) + shape, dt) if out is None else out._data
+    np.concatenate(arrays, axis=0, out=res.reshape((len(batch) * shape[0],) + shape[1:]))
+    return Tensor._make(res) if out is None else out
 
 
 def collate_numpy_array_fn(batch, *, collate_fn_map=None):
@@ -144,16 +186,16 @@ def collate_numpy_array_fn(batch, *, collate_fn_map=None):
 
 
 def collate_numpy_scalar_fn(batch, *, collate_fn_map=None):
-    return _ember().as_tensor(batch)
+    return _into_batch(_ember().as_tensor(batch))
 
 
 def collate_float_fn(batch, *, collate_fn_map=None):
     ember = _ember()
-    return ember.tensor(batch, dtype=ember.float64)
+    return _into_batch(ember.tensor(batch, dtype=ember.float64))
 
 
 def collate_int_fn(batch, *, collate_fn_map=None):
-    return _ember().tensor(batch)
+    return _into_batch(_ember().tensor(batch))
 
 
 def collate_str_fn(batch, *, collate_fn_map=None):

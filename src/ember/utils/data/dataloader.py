@@ -13,7 +13,7 @@ import warnings
 import weakref
 
 from . import _worker
-from ._worker import ExceptionWrapper, _IterableDatasetStopIteration, _ResumeIteration, get_worker_info
+from ._worker import ExceptionWrapper, _IterableDatasetStopIteration, _Pickled, _ResumeIteration, get_worker_info
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
@@ -335,6 +335,7 @@ class _WorkerPool:
 
     def __init__(self):
         self.workers, self.index_queues, self.alive = [], [], []
+        self.channels = []  # per worker: the main process's end of its descriptor channel (or None)
         self.result_queue = self.done_event = None
         self.closed = False
 
@@ -363,6 +364,9 @@ class _WorkerPool:
                 if w.is_alive():
                     os.kill(w.pid, signal.SIGKILL)
                     w.join(timeout=1.0)
+            for c in self.channels:
+                if c is not None:
+                    c.close()  # descriptors of batches never received are closed with it
 
 
 def _put_quietly(q, item):
@@ -407,8 +411,10 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     def _start_workers(self):
         try:
             import ember.multiprocessing  # noqa: F401  (tensors in the dataset travel as shared memory)
+            from ember.multiprocessing.reductions import fd_channel
         except ImportError:
-            pass
+            fd_channel = None
+        import multiprocessing.resource_sharer  # noqa: F401  (imported once here, not in every forked worker)
         pool, ctx = self._pool, self._ctx
         pool.result_queue = ctx.Queue()
         pool.done_event = ctx.Event()
@@ -416,10 +422,17 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         for i in range(self._num_workers):
             iq = ctx.Queue()
             iq.cancel_join_thread()  # never block the main process's exit on indices nobody will read
+            main_end, worker_end = fd_channel() if fd_channel is not None else (None, None)
+            pool.channels.append(main_end)
             w = ctx.Process(target=_worker.worker_loop, daemon=True, args=(
                 iterable, self._dataset, iq, pool.result_queue, pool.done_event, self._auto_collation,
-                self._collate_fn, self._drop_last, self._base_seed, self._worker_init_fn, i, self._num_workers))
-            self._start_process(w)
+                self._collate_fn, self._drop_last, self._base_seed, self._worker_init_fn, i, self._num_workers,
+                worker_end))
+            try:
+                self._start_process(w)
+            finally:
+                if worker_end is not None:
+                    worker_end.close()  # the worker has its own copy now
             pool.workers.append(w)
             pool.index_queues.append(iq)
             pool.alive.append(True)
@@ -531,9 +544,13 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 if wait <= 0:
                     raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
             try:
-                return self._pool.result_queue.get(timeout=wait)
+                idx, data = self._pool.result_queue.get(timeout=wait)
             except queue.Empty:
                 pass
+            else:
+                if data.__class__ is _Pickled:  # at once, in arrival order: see _worker._send_form
+                    data = data.load(self._pool.channels[data.worker_id])
+                return idx, data
             self._check_workers()  # outside the except block: the error should not chain to queue.Empty
 
     def _check_workers(self):
