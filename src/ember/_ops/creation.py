@@ -367,7 +367,7 @@ def from_numpy(ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__module__.replace('builtins', '')}"
                         f"{'.' if type(ndarray).__module__ != 'builtins' else ''}{type(ndarray).__name__})")
     _native(ndarray)
-    if any(s < 0 for s in ndarray.strides):
+    if min(ndarray.strides, default=0) < 0:
         raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative "
                          "strides are not currently supported. (You can probably work around this by making a copy "
                          "of your array  with array.copy().) ")
