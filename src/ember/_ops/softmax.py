@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from .._autocast import AUTOCAST, cast_args
 from ._dispatch import SAVE_OUTPUT, Op, dispatch1
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD
@@ -122,12 +123,16 @@ def _type_name(x):
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """Same as `torch.nn.functional.softmax`."""
+    if AUTOCAST[0] and dtype is None:  # CUDA autocast runs it in float32
+        input = cast_args("softmax", (input,))[0]
     input, dim = _prep(input, dim, dtype, "softmax")
     return dispatch1(SOFTMAX, input, dim)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """Same as `torch.nn.functional.log_softmax`."""
+    if AUTOCAST[0] and dtype is None:
+        input = cast_args("log_softmax", (input,))[0]
     input, dim = _prep(input, dim, dtype, "log_softmax")
     return dispatch1(LOG_SOFTMAX, input, dim)
 

@@ -4,6 +4,8 @@ from enum import Enum
 
 import numpy as np
 
+from .._backend import XP
+
 __all__ = ["GradScaler", "OptState"]
 
 
@@ -46,8 +48,8 @@ class GradScaler:
             self._per_optimizer_states = {}
 
     def _lazy_init_scale_growth_tracker(self, dev):
-        from .._ops.creation import full
         from .._dtype import float32, int32
+        from .._ops.creation import full
         self._scale = full((), self._init_scale, dtype=float32, device=dev)
         self._growth_tracker = full((), self._init_growth_tracker, dtype=int32, device=dev)
 
@@ -84,9 +86,8 @@ class GradScaler:
 
     def _unscale_grads_(self, optimizer, inv_scale, allow_fp16):
         """Multiplies every gradient by inv_scale in place; returns {device: found_inf tensor}."""
-        from .._dtype import float16
+        from .._dtype import float16, float32
         from .._ops.creation import full
-        from .._dtype import float32
         found = {}
         for group in optimizer.param_groups:
             for param in group["params"]:
@@ -101,7 +102,12 @@ class GradScaler:
                     found[key] = full((), 0.0, dtype=float32, device=dev)
                 d = g._data
                 d *= d.dtype.type(inv_scale)  # in place: the optimizer sees the unscaled gradient
-                if found[key]._data == 0 and not _all_finite(d):
+                if d.__class__ is not np.ndarray:  # a device flag, no host sync per gradient
+                    if d.dtype.kind in "fc":
+                        f = found[key]._data
+                        xp = XP[d.__class__]
+                        xp.maximum(f, xp.logical_not(xp.isfinite(d).all()).astype(f.dtype), out=f)
+                elif found[key]._data == 0 and not _all_finite(d):
                     found[key]._data[...] = 1.0
         return found
 

@@ -13,6 +13,7 @@ import numpy as np
 import ember
 
 from ..._autocast import AUTOCAST, cast_args
+from ..._backend import XP
 from ..._dtype import FROM_NP
 from ..._ops._dispatch import SAVE_INPUTS, Op, dispatch1, dispatch2
 from ..._ops._inplace import make_inplace
@@ -267,6 +268,12 @@ _BLOCK = 32768
 
 def _blockwise(kernel, x, with_d, *args):
     """(y, d) from kernel(x_block, y_block, d_block or None, *args) over blocks of x; d is None without with_d."""
+    if x.__class__ is not np.ndarray:  # a device array: one pass, the 0-d constants moved to the device
+        xp = XP[x.__class__]
+        y = xp.empty_like(x)
+        d = xp.empty_like(x) if with_d else None
+        kernel(x, y, d, *[xp.asarray(a) if a.__class__ is np.ndarray else a for a in args])
+        return y, d
     if not x.flags.c_contiguous:
         y = np.empty_like(x)
         d = np.empty_like(x) if with_d else None
@@ -429,7 +436,8 @@ def _erf(x):
 
 
 def _gelu_f64(x, with_d):
-    cdf = _erf(np.asarray(x * (1 / _SQRT_2)))  # a 0-d product is a NumPy scalar, not an ndarray
+    v = x * (1 / _SQRT_2)
+    cdf = _erf(np.asarray(v) if x.__class__ is np.ndarray else v)  # a 0-d NumPy product is a scalar
     cdf += 1
     cdf *= 0.5
     y = x * cdf
@@ -443,14 +451,15 @@ def _gelu_f64(x, with_d):
 
 
 def _gelu_fwd(x):
-    # (y, gelu'(x)): the derivative rides along as the node's extra (NOTE [ Blockwise kernels ])
-    if x.dtype.char == "f":
+    # (y, gelu'(x)): the derivative rides along as the node's extra (NOTE [ Blockwise kernels ]); device arrays
+    # use erf (the kernel's constants are host arrays)
+    if x.dtype.char == "f" and x.__class__ is np.ndarray:
         return _blockwise(_gelu_block, x, True)
     return _gelu_f64(x, True)
 
 
 def _gelu_fwd_nograd(x):
-    if x.dtype.char == "f":
+    if x.dtype.char == "f" and x.__class__ is np.ndarray:
         return _blockwise(_gelu_block, x, False)[0]
     return _gelu_f64(x, False)[0]
 
@@ -664,6 +673,8 @@ _mish_ = _inplace_pair(mish, "mish_")
 
 def softplus(input, beta=1.0, threshold=20.0):
     """Same as `torch.nn.functional.softplus`."""
+    if AUTOCAST[0]:
+        input, = cast_args("softplus", (input,))
     _check(input, "softplus_cpu", "softplus")
     op = _SOFTPLUS if GRAD[0] and input._requires_grad else _SOFTPLUS_NOGRAD
     return dispatch1(op, input, float(beta), float(threshold))

@@ -16,7 +16,7 @@ import numpy as np
 import ember
 
 from ..._autocast import AUTOCAST, cast_args
-
+from ..._backend import XP
 from ..._ops._dispatch import SAVE_BOTH, Op, dispatch, wrap
 from ...autograd.grad_mode import GRAD
 from . import linear as _flinear
@@ -45,8 +45,9 @@ def _tile_bias(s, mask, causal, i0, i1, j0, j1):
         else:
             s += mt
     if causal and j1 - 1 > i0:
-        rows = np.arange(i0, i1)[:, None]
-        cols = np.arange(j0, j1)[None, :]
+        xp = np if s.__class__ is np.ndarray else XP[s.__class__]
+        rows = xp.arange(i0, i1)[:, None]
+        cols = xp.arange(j0, j1)[None, :]
         np.copyto(s, -np.inf, where=cols > rows)
     return s
 
@@ -76,15 +77,16 @@ def _direct_fwd(q, k, v, mask, causal, keep):
 def _tiled_fwd(q, k, v, mask, causal, keep):
     L, S = q.shape[-2], k.shape[-2]
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    out = np.empty(batch + (L, v.shape[-1]), dtype=q.dtype)
-    lse = np.empty(batch + (L, 1), dtype=q.dtype)
+    xp = np if q.__class__ is np.ndarray else XP[q.__class__]
+    out = xp.empty(batch + (L, v.shape[-1]), dtype=q.dtype)
+    lse = xp.empty(batch + (L, 1), dtype=q.dtype)
     kt = np.swapaxes(k, -1, -2)
     for i0 in range(0, L, _BLOCK_Q):
         i1 = min(i0 + _BLOCK_Q, L)
         qi = q[..., i0:i1, :]
-        m = np.full(batch + (i1 - i0, 1), -np.inf, dtype=q.dtype)
-        l = np.zeros_like(m)
-        acc = np.zeros(batch + (i1 - i0, v.shape[-1]), dtype=q.dtype)
+        m = xp.full(batch + (i1 - i0, 1), -np.inf, dtype=q.dtype)
+        l = xp.zeros_like(m)
+        acc = xp.zeros(batch + (i1 - i0, v.shape[-1]), dtype=q.dtype)
         jend = min(S, i1) if causal else S
         for j0 in range(0, jend, _BLOCK_K):
             j1 = min(j0 + _BLOCK_K, S)
@@ -123,9 +125,10 @@ def _direct_bwd(q, k, v, out, g, p, keep):
 def _tiled_bwd(q, k, v, out, g, lse, mask, causal, keep):
     L, S = q.shape[-2], k.shape[-2]
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    dq = np.zeros(batch + q.shape[-2:], dtype=q.dtype)
-    dk = np.zeros(batch + k.shape[-2:], dtype=q.dtype)
-    dv = np.zeros(batch + v.shape[-2:], dtype=q.dtype)
+    xp = np if q.__class__ is np.ndarray else XP[q.__class__]
+    dq = xp.zeros(batch + q.shape[-2:], dtype=q.dtype)
+    dk = xp.zeros(batch + k.shape[-2:], dtype=q.dtype)
+    dv = xp.zeros(batch + v.shape[-2:], dtype=q.dtype)
     D = (g * out).sum(-1, keepdims=True)
     kt = np.swapaxes(k, -1, -2)
     vt = np.swapaxes(v, -1, -2)
@@ -221,7 +224,7 @@ def _math_attention(q, k, v, mask, causal, scale, group, keep):
     s = ember.matmul(q * scale, k.transpose(-2, -1))
     L, S = q.shape[-2], k.shape[-2]
     if causal:
-        s = s.masked_fill(ember.ones(L, S, dtype=ember.bool).triu(1), float("-inf"))
+        s = s.masked_fill(ember.ones(L, S, dtype=ember.bool, device=q.device).triu(1), float("-inf"))
     if mask is not None:
         s = s.masked_fill(mask.logical_not(), float("-inf")) if mask.dtype == ember.bool else s + mask
     m = s.detach().amax(-1, keepdim=True)
@@ -230,14 +233,14 @@ def _math_attention(q, k, v, mask, causal, scale, group, keep):
     den = e.sum(-1, keepdim=True)
     p = e / den.masked_fill(den == 0, 1.0)
     if keep is not None:
-        p = p * ember.from_numpy(keep).to(p.dtype)
+        p = p * ember.Tensor._make(keep).to(p.dtype)
     return ember.matmul(p, v)
 
 
 def _math_backward(ctx, g):
     q, k, v = ctx.inputs
     mask, causal, scale, group, keep = ctx.attrs
-    mt = None if mask is None else ember.from_numpy(np.ascontiguousarray(mask))
+    mt = None if mask is None else ember.Tensor._make(mask.copy())
     want = [t for t, need in zip((q, k, v), ctx.needs_input_grad) if need]
     grads = iter(ember.autograd.grad(_math_attention(q, k, v, mt, causal, scale, group, keep), want, g,
                                      create_graph=True, allow_unused=True))
@@ -303,9 +306,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         L, S = query.shape[-2], key.shape[-2]
         shape = tuple(np.broadcast_shapes(query.shape[:-2], key.shape[:-2])) + (L, S)
         if dropout_p >= 1.0:
-            keep = np.zeros(shape, dtype=np.float32)
+            keep = ember.zeros(shape, device=query.device)._data
         else:
-            keep = (ember.rand(shape)._data >= dropout_p).astype(np.float32) / np.float32(1.0 - dropout_p)
+            keep = (ember.rand(shape, device=query.device)._data >= dropout_p).astype(np.float32) / np.float32(1.0 - dropout_p)
         keep = keep.astype(_compute_dtype(query._data.dtype), copy=False)
     if attn_mask is not None and attn_mask.requires_grad and GRAD[0]:
         return _math_attention(query, key, value, attn_mask, is_causal, sc, group, keep)
@@ -327,12 +330,12 @@ def _float_mask(mask, name, dtype):
     if mask.dtype != ember.bool and not mask.is_floating_point():
         raise AssertionError(f"only bool and floating types of {name} are supported")
     if mask.dtype == ember.bool:
-        return ember.zeros(mask.shape, dtype=dtype).masked_fill_(mask, float("-inf"))
+        return ember.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(mask, float("-inf"))
     return mask
 
 
 def _pad_last(mask):
-    return None if mask is None else ember.cat([mask, ember.zeros(mask.shape[:-1] + (1,), dtype=mask.dtype)], -1)
+    return None if mask is None else ember.cat([mask, ember.zeros(mask.shape[:-1] + (1,), dtype=mask.dtype, device=mask.device)], -1)
 
 
 def _project(query, key, value, w, b, sep, qw, kw, vw):
@@ -428,7 +431,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     v = v.reshape(v.shape[0], bsz, H, head_dim).permute(1, 2, 0, 3) if static_v is None else \
         _static(static_v, bsz, H, head_dim, "v")
     if add_zero_attn:
-        zeros = ember.zeros((bsz, H, 1, head_dim), dtype=k.dtype)
+        zeros = ember.zeros((bsz, H, 1, head_dim), dtype=k.dtype, device=k.device)
         k, v = ember.cat([k, zeros], 2), ember.cat([v, zeros], 2)
         attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
     src_len = k.shape[2]
@@ -448,7 +451,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             s = s + attn_mask
         w = _softmax_last(s)
         if dropout_p > 0.0:
-            keep = (ember.rand(w.shape) >= dropout_p).to(w.dtype)
+            keep = (ember.rand(w.shape, device=w.device) >= dropout_p).to(w.dtype)
             w = w * keep / (1.0 - dropout_p)
         out = _merge_heads(ember.matmul(w, v), out_proj_weight, out_proj_bias, tgt_len, bsz, embed_dim)
         if average_attn_weights:

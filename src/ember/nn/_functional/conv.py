@@ -47,6 +47,7 @@ import numpy as np
 import ember
 
 from ..._autocast import AUTOCAST, cast_args
+from ..._backend import XP
 from ..._ops._dispatch import SAVE_INPUTS, Op, dispatch, dispatch2
 from ...autograd.grad_mode import GRAD
 
@@ -62,6 +63,18 @@ __all__ = [
 ]
 
 # ---------------- array kernels ----------------
+def _xp(a):
+    """The array module of a (NumPy or CuPy)."""
+    return np if a.__class__ is np.ndarray else XP[a.__class__]
+
+
+def _strided(base, shape, strides, offset=0):
+    """A view of contiguous array base with the given shape and byte strides, starting offset elements in."""
+    if base.__class__ is np.ndarray:
+        return np.ndarray(shape, base.dtype, buffer=base, offset=offset * base.itemsize, strides=strides)
+    return XP[base.__class__].lib.stride_tricks.as_strided(base.reshape(-1)[offset:], shape, strides)
+
+
 def _pad_zero(x, lo, hi):
     """x zero-padded by lo/hi on its trailing len(lo) dims; negative hi crops."""
     if not any(lo) and not any(hi):
@@ -70,7 +83,7 @@ def _pad_zero(x, lo, hi):
     lead = x.shape[:-d]
     sp = x.shape[-d:]
     shape = lead + tuple(max(n + a + b, 0) for n, a, b in zip(sp, lo, hi))
-    out = np.zeros(shape, x.dtype)
+    out = _xp(x).zeros(shape, x.dtype)
     dst = (Ellipsis,) + tuple(slice(a, a + n + min(b, 0)) for n, a, b in zip(sp, lo, hi))
     src = (Ellipsis,) + tuple(slice(0, n + min(b, 0)) for n, b in zip(sp, hi))
     out[dst] = x[src]
@@ -85,18 +98,18 @@ def _windows(xp, k, osz, stride, dil):
     """A (C, *K, N, *O) view of the patches of padded input xp (N, C, *S) (no copy)."""
     # built straight from strides: sliding_window_view + slicing costs ~40 us of Python per call
     if not xp.flags.c_contiguous:
-        xp = np.ascontiguousarray(xp)
+        xp = _xp(xp).ascontiguousarray(xp)
     sn, sc, *ss = xp.strides
     shape = (xp.shape[1], *k, xp.shape[0], *osz)
     strides = (sc, *(st * d for st, d in zip(ss, dil)), sn, *(st * s for st, s in zip(ss, stride)))
-    return np.ndarray(shape, xp.dtype, buffer=xp, strides=strides)
+    return _strided(xp, shape, strides)
 
 
 def _im2col(x, k, stride, lo, hi, dil, groups):
     """(cols (G, Cin/G*prod(K), N*prod(O)), O) for input x (N, Cin, *S): see NOTE [ im2col layout ]."""
     osz = _out_size(x.shape[2:], k, stride, lo, hi, dil)
     v = _windows(_pad_zero(x, lo, hi), k, osz, stride, dil)
-    cols = np.empty(v.shape, x.dtype)
+    cols = _xp(x).empty(v.shape, x.dtype)
     np.copyto(cols, v)
     return cols.reshape(groups, x.shape[1] // groups * math.prod(k), x.shape[0] * math.prod(osz)), osz
 
@@ -104,7 +117,7 @@ def _im2col(x, k, stride, lo, hi, dil, groups):
 def _channel_major(g, groups):
     """g (N, C, *O) as a contiguous (G, C/G, N*prod(O)) copy."""
     n, c = g.shape[:2]
-    gt = np.empty((c, n) + g.shape[2:], g.dtype)
+    gt = _xp(g).empty((c, n) + g.shape[2:], g.dtype)
     np.copyto(gt, g.swapaxes(0, 1))
     return gt.reshape(groups, c // groups, n * math.prod(g.shape[2:]))
 
@@ -113,7 +126,7 @@ def _batch_major(y, n, b=None):
     """y (C, N*O) back to torch's (N, C, O) layout, adding bias b in the same pass."""
     c = y.shape[0]
     yt = y.reshape(c, n, y.shape[1] // n if n else 0).swapaxes(0, 1)
-    out = np.empty(yt.shape, y.dtype)
+    out = _xp(y).empty(yt.shape, y.dtype)
     if b is None:
         np.copyto(out, yt)
     else:
@@ -161,7 +174,7 @@ def _to_grid(a, gsz, off, lead, tail):
     """a (N, C, *S) as a zero-filled flat grid (C, lead + N*prod(gsz) + tail), a's cells at offset off."""
     n, c = a.shape[:2]
     size = n * math.prod(gsz)
-    buf = np.zeros((c, lead + size + tail), a.dtype)
+    buf = _xp(a).zeros((c, lead + size + tail), a.dtype)
     v = buf[:, lead:lead + size].reshape((c, n) + gsz)
     np.copyto(v[(slice(None), slice(None)) + tuple(slice(o, o + m) for o, m in zip(off, a.shape[2:]))],
               a.swapaxes(0, 1))
@@ -173,7 +186,7 @@ def _from_grid(y, n, gsz, off, sp, b=None):
     c = y.shape[0]
     v = y[:, :n * math.prod(gsz)].reshape((c, n) + gsz)
     v = v[(slice(None), slice(None)) + tuple(slice(o, o + m) for o, m in zip(off, sp))].swapaxes(0, 1)
-    out = np.empty(v.shape, y.dtype)
+    out = _xp(y).empty(v.shape, y.dtype)
     if b is None:
         np.copyto(out, v)
     else:
@@ -188,7 +201,7 @@ def _grid_view(buf, groups, k, dil, gst, start, n):
     it = buf.itemsize
     shape = (groups, c // groups) + tuple(k) + (n,)
     strides = (c // groups * t * it, t * it) + tuple(dd * st * it for dd, st in zip(dil, gst)) + (it,)
-    return np.ndarray(shape, buf.dtype, buffer=buf, offset=start * it, strides=strides)
+    return _strided(buf, shape, strides, start)
 
 
 # NOTE [ Column chunks ]
@@ -209,10 +222,10 @@ def _grid_matmul(wm, buf, groups, k, dil, gst, size):
     rows = wm.shape[2]
     if math.prod(k) == 1:  # the grid rows are the columns
         return _matmul(wm, buf[:, :size].reshape(groups, rows, size))
-    out = np.empty((groups, wm.shape[1], size), wm.dtype)
+    out = _xp(wm).empty((groups, wm.shape[1], size), wm.dtype)
     direct = wm.dtype in (np.float32, np.float64)  # BLAS writes straight into the output's columns
     for start, n in _chunks(rows, buf.itemsize, size):
-        cols = np.empty((groups, buf.shape[0] // groups) + tuple(k) + (n,), buf.dtype)
+        cols = _xp(buf).empty((groups, buf.shape[0] // groups) + tuple(k) + (n,), buf.dtype)
         np.copyto(cols, _grid_view(buf, groups, k, dil, gst, start, n))
         if direct:
             np.matmul(wm, cols.reshape(groups, rows, n), out=out[:, :, start:start + n])
@@ -229,9 +242,9 @@ def _grid_matmul_t(gm, buf, groups, k, dil, gst, size):
     rows = buf.shape[0] // groups * math.prod(k)
     if math.prod(k) == 1:
         return _matmul(gm, buf[:, :size].reshape(groups, rows, size).transpose(0, 2, 1))
-    out = np.zeros((groups, gm.shape[1], rows), gm.dtype)
+    out = _xp(gm).zeros((groups, gm.shape[1], rows), gm.dtype)
     for start, n in _chunks(rows, buf.itemsize, size):
-        cols = np.empty((groups, buf.shape[0] // groups) + tuple(k) + (n,), buf.dtype)
+        cols = _xp(buf).empty((groups, buf.shape[0] // groups) + tuple(k) + (n,), buf.dtype)
         np.copyto(cols, _grid_view(buf, groups, k, dil, gst, start, n))
         out += _matmul(gm[:, :, start:start + n], cols.reshape(groups, rows, n).transpose(0, 2, 1))
     return out
@@ -289,7 +302,7 @@ def _wgrad_gemm(gm, cols, cin, k):
     if gm.shape[1] >= cols.shape[1]:
         return _matmul(gm, cols.transpose(0, 2, 1)).reshape(shape)
     wt = _matmul(cols, gm.transpose(0, 2, 1))
-    return np.ascontiguousarray(wt.transpose(0, 2, 1)).reshape(shape)
+    return _xp(wt).ascontiguousarray(wt.transpose(0, 2, 1)).reshape(shape)
 
 
 _SAVE_BYTES = 64 << 20  # the largest column buffer a conv keeps for its weight gradient
@@ -337,7 +350,7 @@ def _convt_fwd(g, w, stride, lo, hi, dil, groups, xsp, gp=None, b=None):
     cols = _matmul(wm, _channel_major(g, groups))  # (G, Cin/G*K, N*O)
     cols = cols.reshape((cin, math.prod(k), n) + osz)
     need = tuple((o - 1) * s + dd * (kk - 1) + 1 for o, s, dd, kk in zip(osz, stride, dil, k))
-    buf = np.zeros((n, cin) + tuple(max(a + m, e) for a, m, e in zip(lo, xsp, need)), cols.dtype)
+    buf = _xp(cols).zeros((n, cin) + tuple(max(a + m, e) for a, m, e in zip(lo, xsp, need)), cols.dtype)
     # col2im: one strided add per kernel offset
     for j, off in enumerate(np.ndindex(*k)):
         sl = (Ellipsis,) + tuple(slice(o * dd, o * dd + (m - 1) * s + 1, s)
@@ -346,7 +359,7 @@ def _convt_fwd(g, w, stride, lo, hi, dil, groups, xsp, gp=None, b=None):
     x = buf[(Ellipsis,) + tuple(slice(a, a + m) for a, m in zip(lo, xsp))]
     if b is not None:
         return x + b.reshape((-1,) + (1,) * len(lo))
-    return x if x.flags.c_contiguous else np.ascontiguousarray(x)
+    return x if x.flags.c_contiguous else _xp(x).ascontiguousarray(x)
 
 
 def _convt_phases(g, w, stride, lo, groups, xsp, b):
@@ -357,14 +370,14 @@ def _convt_phases(g, w, stride, lo, groups, xsp, b):
     shapes. (Stacking the phases as channels of one GEMM, sub-kernels zero-padded, was slower: 16/9 the flops.)"""
     k = w.shape[2:]
     osz = g.shape[2:]
-    x = np.zeros(g.shape[:1] + (w.shape[1] * groups,) + tuple(xsp), g.dtype)
+    x = _xp(g).zeros(g.shape[:1] + (w.shape[1] * groups,) + tuple(xsp), g.dtype)
     for r in np.ndindex(*stride):
         kr = tuple((kk - ri + s - 1) // s for kk, ri, s in zip(k, r, stride))  # taps of this phase
         m0 = tuple(max(a - ri + s - 1, 0) // s for a, ri, s in zip(lo, r, stride))  # first phase row inside x
         mr = tuple((a + n - 1 - ri) // s + 1 for a, n, ri, s in zip(lo, xsp, r, stride))  # phase rows needed
         if min(kr) <= 0 or any(m <= a for m, a in zip(mr, m0)):
             continue
-        wr = np.ascontiguousarray(w[(Ellipsis,) + tuple(slice(ri, None, s) for ri, s in zip(r, stride))])
+        wr = _xp(w).ascontiguousarray(w[(Ellipsis,) + tuple(slice(ri, None, s) for ri, s in zip(r, stride))])
         hi = tuple(o - m + kk - 1 for o, m, kk in zip(osz, mr, kr))
         one = (1,) * len(k)
         xr = _convt_fwd(g, wr, one, (0,) * len(k), hi, one, groups, mr)
@@ -384,7 +397,7 @@ def _flip_kernel(w, groups):
     k = w.shape[2:]
     wt = w.reshape((groups, cout // groups, cg) + k).swapaxes(1, 2)
     wt = wt[(Ellipsis,) + (slice(None, None, -1),) * len(k)]
-    return np.ascontiguousarray(wt).reshape((groups * cg, cout // groups) + k)
+    return _xp(wt).ascontiguousarray(wt).reshape((groups * cg, cout // groups) + k)
 
 
 def _convt_b_fwd(g, w, b, stride, lo, hi, dil, groups, xsp):
@@ -647,7 +660,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
                            f"of the array of sliding blocks as ({osz[0]}, {osz[1]}), but its components must be at "
                            f"least one.")
     # unfold is a conv with an identity weight per channel: route it through the same Op (and its backward)
-    eye = ember.tensor(np.eye(math.prod(k), dtype=x._data.dtype).reshape((math.prod(k), 1) + k))
+    eye = ember.tensor(np.eye(math.prod(k), dtype=x._data.dtype).reshape((math.prod(k), 1) + k), device=x.device)
     w = eye.repeat(c, 1, 1, 1)
     y = dispatch2(_CONV, x, w, stride, pad, pad, dil, c)  # (N, C*K, *O)
     y = y.reshape(n, c * math.prod(k), -1)
@@ -677,7 +690,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                            f"{stride[1]}), expected size of input's dimension 2 to match the calculated number of "
                            f"sliding blocks {osz[0]} * {osz[1]} = {osz[0] * osz[1]}, but got input.size(2)={nl}.")
     c = ck // kk
-    eye = ember.tensor(np.eye(kk, dtype=x._data.dtype).reshape((kk, 1) + k))
+    eye = ember.tensor(np.eye(kk, dtype=x._data.dtype).reshape((kk, 1) + k), device=x.device)
     w = eye.repeat(c, 1, 1, 1)
     y = dispatch2(_CONVT, x.reshape((n, ck) + osz), w, stride, pad, pad, dil, c, size)
     return y.squeeze(0) if unb else y

@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 
+from ..._backend import XP
 from ..._dtype import FROM_NP
 from ..._ops._dispatch import Op, dispatch1
 from ..._ops._inplace import make_inplace
@@ -50,7 +51,7 @@ def _apply(input, p, shape, alpha):
     """x * mask / (1 - p) (alpha: torch's affine alpha-dropout transform), computed out of place."""
     d = input._data
     if p == 1.0:
-        m = np.zeros((), d.dtype)
+        m = (np if d.__class__ is np.ndarray else XP[d.__class__]).zeros((), d.dtype)
         return dispatch1(_MASK, input, m) if not alpha else dispatch1(_AFFINE, input, m, d.dtype.type(0))
     keep = _keep_mask(input, shape, p)
     if not alpha:

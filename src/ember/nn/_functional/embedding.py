@@ -1,7 +1,9 @@
 """nn.functional: embedding, embedding_bag and one_hot."""
 import numpy as np
 
+from ..._backend import XP
 from ..._ops._dispatch import Op, dispatch1, wrap
+from ..._ops.index import _add_at
 from ...autograd.grad_mode import GRAD
 from ...autograd.graph import bump_version
 
@@ -37,9 +39,13 @@ def _embedding_bwd(ctx, g):
     g2 = g._data.reshape(-1, dim)
     if scale or padding_idx is not None:
         g2 = _mask_scale(g2.copy(), flat, num, padding_idx, scale)
-    gw = np.zeros((num, dim), dtype=g2.dtype)
-    np.add.at(gw, flat, g2)
+    gw = _xp(g2).zeros((num, dim), dtype=g2.dtype)
+    _add_at(gw, flat, g2)
     return (wrap(gw),)
+
+
+def _xp(a):
+    return np if a.__class__ is np.ndarray else XP[a.__class__]
 
 
 def _mask_scale(g2, flat, num, padding_idx, scale):
@@ -53,7 +59,7 @@ def _mask_scale(g2, flat, num, padding_idx, scale):
 def _embedding_grad_graph(g, flat, num, dim, padding_idx, scale):
     g2 = g.reshape(-1, dim)
     if scale or padding_idx is not None:
-        factor = np.ones(flat.shape, dtype=g._data.dtype)
+        factor = _xp(flat).ones(flat.shape, dtype=g._data.dtype)
         if scale:
             factor /= np.bincount(flat, minlength=num)[flat]
         if padding_idx is not None:
@@ -117,7 +123,7 @@ def _bag_ids(input, offsets, include_last_offset):
                              "fixed length sequences. However, found offsets of type "
                              f"{type(offsets)}".replace("ember._tensor.Tensor", "torch.Tensor"))
         b, length = input.shape
-        return input._data.reshape(-1), np.repeat(np.arange(b), length), b
+        return input._data.reshape(-1), _xp(input._data).repeat(_xp(input._data).arange(b), length), b
     if input.dim() != 1:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
     if offsets is None:
@@ -131,6 +137,10 @@ def _bag_ids(input, offsets, include_last_offset):
     else:
         starts, b = off, off.shape[0]
     counts = np.diff(np.append(starts, n if not include_last_offset else off[-1]))
+    if counts.__class__ is not np.ndarray:  # repeat counts are read on the host
+        xp = XP[counts.__class__]
+        return input._data[:int(counts.sum())], xp.asarray(np.repeat(np.arange(b), np.maximum(
+            xp.asnumpy(counts), 0))), b
     ids = np.repeat(np.arange(b), np.maximum(counts, 0))
     return input._data[:ids.shape[0]], ids, b
 
@@ -164,7 +174,11 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     counts = np.bincount(ids, minlength=b)
     if mode == "max":
         return _bag_max(rows, ids, counts, b, dim)
-    out = rows.new_zeros((b, dim)).index_add(0, wrap(ids.astype(np.int64)), rows)
+    if ids.__class__ is np.ndarray:
+        out = rows.new_zeros((b, dim)).index_add(0, wrap(ids.astype(np.int64)), rows)
+    else:  # bag sums as a product with the (bags, rows) membership matrix
+        sel = (XP[ids.__class__].arange(b)[:, None] == ids).astype(rows._data.dtype)
+        out = wrap(sel) @ rows
     if mode == "mean":
         out = out / wrap(np.maximum(counts, 1).astype(out._data.dtype)[:, None])
     return out
@@ -173,14 +187,15 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
 def _bag_max(rows, ids, counts, b, dim):
     """Per-bag, per-column maximum as a gather of the winning rows (empty bags give zeros)."""
     r = rows._data
-    best = np.full((b, dim), -np.inf, dtype=r.dtype)
+    xp = _xp(r)
+    best = xp.full((b, dim), -np.inf, dtype=r.dtype)
     np.maximum.at(best, ids, r)
     # the first row of each bag reaching the maximum wins, as a gather index
-    win = np.zeros((b, dim), dtype=np.int64)
-    pos = np.arange(r.shape[0])
+    win = xp.zeros((b, dim), dtype=np.int64)
+    pos = xp.arange(r.shape[0])
     hit = r == best[ids]
     cand = np.where(hit, pos[:, None], r.shape[0])
-    first = np.full((b, dim), r.shape[0], dtype=np.int64)
+    first = xp.full((b, dim), r.shape[0], dtype=np.int64)
     np.minimum.at(first, ids, cand)
     empty = counts == 0
     win[~empty] = first[~empty]
@@ -206,7 +221,7 @@ def one_hot(tensor, num_classes=-1):
             raise RuntimeError("Class values must be non-negative.")
         if a.max() >= num_classes:
             raise RuntimeError("Class values must be smaller than num_classes.")
-    out = np.zeros(a.shape + (num_classes,), dtype=np.int64)
+    out = _xp(a).zeros(a.shape + (num_classes,), dtype=np.int64)
     np.put_along_axis(out, a[..., None], 1, axis=-1)
     return wrap(out)
 

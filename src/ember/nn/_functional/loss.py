@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from ..._autocast import AUTOCAST, cast_args
+from ..._backend import XP
 from ..._ops._dispatch import SAVE_INPUTS, SAVE_NONE, Op, dispatch, dispatch1
 from ..._ops.binary import where as _where
 from ..._tensor import Tensor
@@ -94,8 +95,15 @@ def _warn_size(input, target):
                       "Please ensure they have the same size.", UserWarning, stacklevel=3)
 
 
-def _const(arr):
-    return Tensor._make(np.asarray(arr))
+def _const(arr, like=None):
+    """arr as a constant tensor; a host array is moved to the device of array like when given."""
+    if like is not None and like.__class__ is not np.ndarray and arr.__class__ is not like.__class__:
+        return Tensor._make(XP[like.__class__].asarray(arr))
+    return Tensor._make(arr if arr.__class__ in XP else np.asarray(arr))
+
+
+def _xp(a):
+    return np if a.__class__ is np.ndarray else XP[a.__class__]
 
 
 # ---------------- private elementwise helpers with exact gradients ----------------
@@ -277,7 +285,7 @@ def _class_setup(input, target, weight, ignore_index, reduction, smoothing):
     if nd == 1:
         x = x.reshape(1, c)
     elif nd > 2:
-        x = np.ascontiguousarray(np.moveaxis(x, 1, -1)).reshape(-1, c)
+        x = _xp(x).ascontiguousarray(np.moveaxis(x, 1, -1)).reshape(-1, c)
     tt = t.reshape(-1).astype(np.intp, copy=False)
     dt = x.dtype
     n = tt.shape[0]
@@ -308,7 +316,7 @@ def _class_setup(input, target, weight, ignore_index, reduction, smoothing):
     r = v = None
     if smoothing > 0:
         r = m * (smoothing * scale / c)
-        v = np.ones(c, dt) if w is None else w
+        v = _xp(x).ones(c, dt) if w is None else w
     return x, tt, s.astype(dt, copy=False), None if r is None else r.astype(dt), v, nd == 1
 
 
@@ -316,10 +324,10 @@ _ONES = {}
 _BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _ones(n, dtype):
-    v = _ONES.get((n, dtype))
+def _ones(n, dtype, like):
+    v = _ONES.get((n, dtype, like.__class__))
     if v is None:
-        v = _ONES[(n, dtype)] = np.ones(n, dtype)
+        v = _ONES[(n, dtype, like.__class__)] = _xp(like).ones(n, dtype)
     return v
 
 
@@ -328,18 +336,18 @@ def _finish(loss, reduction, shape):
     if reduction == "none":
         return loss.reshape(shape)
     if loss.size == 0 and reduction == "mean":
-        return np.asarray(np.nan, dtype=loss.dtype)
-    return np.asarray(loss.sum(), dtype=loss.dtype)
+        return _xp(loss).asarray(np.nan, dtype=loss.dtype)
+    return _xp(loss).asarray(loss.sum(), dtype=loss.dtype)
 
 
 def _ce_fwd(x, xm, tt, s, r, v, reduction, shape):
     mx = xm.max(1, keepdims=True)
     e = np.subtract(xm, mx)
     np.exp(e, out=e)  # one buffer: the shifted logits are not needed again
-    se = e @ _ones(e.shape[1], e.dtype) if e.dtype in _BLAS_DTYPES else e.sum(1)  # row sums through BLAS
+    se = e @ _ones(e.shape[1], e.dtype, e) if e.dtype in _BLAS_DTYPES else e.sum(1)  # row sums through BLAS
     lse = np.log(se)
     lse += mx[:, 0]  # log-sum-exp of the raw logits
-    loss = s * (lse - xm[np.arange(xm.shape[0]), tt])
+    loss = s * (lse - xm[_xp(xm).arange(xm.shape[0]), tt])
     if r is not None:
         loss += r * (lse * v.sum() - xm @ v)
     return _finish(loss, reduction, shape).astype(x.dtype, copy=False), (e, se)
@@ -347,10 +355,11 @@ def _ce_fwd(x, xm, tt, s, r, v, reduction, shape):
 
 def _ce_dense_coef(tt, s, r, v, c, dtype):
     """The dense coefficient matrix B (see NOTE) and its row sums."""
+    xp = _xp(tt)
     if np.ndim(s) == 0:
-        s = np.full(tt.shape[0], s, dtype)
-    b = np.zeros((tt.shape[0], c), dtype)
-    b[np.arange(tt.shape[0]), tt] = s
+        s = xp.full(tt.shape[0], s, dtype)
+    b = xp.zeros((tt.shape[0], c), dtype)
+    b[xp.arange(tt.shape[0]), tt] = s
     tot = s
     if r is not None:
         b += r[:, None] * v
@@ -380,7 +389,7 @@ def _ce_bwd(ctx, g):
     gs = s * gd
     tot = gs if r is None else gs + (r * gd) * v.sum()
     grad = e * (tot / se)[:, None]
-    rows = np.arange(grad.shape[0])
+    rows = _xp(grad).arange(grad.shape[0])
     grad[rows, tt] -= gs
     if r is not None:
         grad -= (r * gd)[:, None] * v
@@ -403,7 +412,7 @@ _CE = Op("cross_entropy", _ce_fwd, _ce_bwd, SAVE_INPUTS, extra=True,
 
 
 def _nll_fwd(x, xm, tt, s, reduction, shape):
-    loss = -(s * xm[np.arange(xm.shape[0]), tt])
+    loss = -(s * xm[_xp(xm).arange(xm.shape[0]), tt])
     return _finish(loss, reduction, shape).astype(x.dtype, copy=False)
 
 
@@ -633,8 +642,9 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         z = z * z
     if weight is not None:
         z = z * weight.gather(0, target.reshape(-1)).reshape(-1, 1)
-    mask = np.ones(x.shape, bool)
-    mask[np.arange(x.shape[0]), td.reshape(-1)] = False
+    xp = _xp(td)
+    mask = xp.ones(x.shape, bool)
+    mask[xp.arange(x.shape[0]), td.reshape(-1)] = False
     loss = (z * _const(mask.astype(x._data.dtype))).sum(1) / c
     if nd < 2:
         loss = loss.reshape(())
@@ -652,7 +662,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
                            f"{list(input.shape)}")
     x = input if nd == 2 else input.reshape(1, -1)
     c = x.shape[1]
-    td = target._data.reshape(x.shape)
+    td = target.cpu()._data.reshape(x.shape)  # the targets are read on the host
     n = x.shape[0]
     is_target = np.zeros((n, c), bool)
     pair = np.zeros((n, c, c), x._data.dtype)  # pair[i, j, k]: j a target class, k not a target class
@@ -668,7 +678,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         pair[i, js] += 1
     pair *= ~is_target[:, None, :]
     z = (1 - (x.unsqueeze(2) - x.unsqueeze(1))).clamp_min(0)
-    loss = (z * _const(pair)).sum((1, 2)) / c
+    loss = (z * _const(pair, x._data)).sum((1, 2)) / c
     if nd < 2:
         loss = loss.reshape(())
     return _reduce(loss, reduction)
@@ -764,6 +774,10 @@ def _ctc_one(lp, ext, T):
 
 def _ctc_fwd(lp, targets_list, in_lens, blank, zero_infinity):
     T_max, N, C = lp.shape
+    if lp.__class__ is not np.ndarray:  # the recursions run on the host
+        xp = XP[lp.__class__]
+        nll, grads = _ctc_fwd(xp.asnumpy(lp), targets_list, in_lens, blank, zero_infinity)
+        return xp.asarray(nll), xp.asarray(grads)
     lp64 = lp.astype(np.float64)
     nll = np.zeros(N)
     grads = np.zeros((T_max, N, C))
@@ -821,7 +835,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         raise RuntimeError("target_lengths must be of size batch_size")
     if not 0 <= blank < log_probs.shape[2]:
         raise RuntimeError("blank must be in label range")
-    td = targets._data
+    td = targets.cpu()._data  # labels are read on the host
     where = "(while checking arguments for ctc_loss_allocate_outputs)"
     if td.ndim == 2 and td.shape[1] < max(tg_lens, default=0):
         raise RuntimeError(f"Expected tensor to have size at least {max(tg_lens)} at dimension 1, but got size "
@@ -842,7 +856,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
             off += tg_lens[n]
     nll = dispatch1(_CTC, log_probs, tl, in_lens, blank, zero_infinity)
     if reduction == "mean":
-        lens = _const(np.maximum(np.array(tg_lens), 1).astype(log_probs._data.dtype))
+        lens = _const(np.maximum(np.array(tg_lens), 1).astype(log_probs._data.dtype), log_probs._data)
         return (nll / lens).mean()
     if reduction == "sum":
         return nll.sum()

@@ -22,6 +22,8 @@ import numpy as np
 
 import ember
 
+from ..._autocast import AUTOCAST, cast_args
+from ..._backend import XP
 from ..._ops._dispatch import Op, dispatch, wrap
 from ...autograd.grad_mode import GRAD
 from ...autograd.graph import bump_version
@@ -164,14 +166,14 @@ def _trailing_bwd(ctx, xa, ga, xhat, mu, invstd, has_w, has_b, need):
         r = invstd.reshape(m)
         gs = g2 * ctx.inputs[1]._data.reshape(n) if has_w else g2
         # gx = r * (gs - mean(gs) - xhat * mean(gs * xhat)), the means over each row
-        a = np.vecdot(gs, h)
+        a = _vecdot(gs, h)
         a *= r
         a *= 1.0 / n
-        gx = np.empty(xa.shape, dt)  # written through a 2-D view, so the result owns its memory
+        gx = _xp(xa).empty(xa.shape, dt)  # written through a 2-D view, so the result owns its memory
         gx2 = gx.reshape(m, n)
         np.multiply(h, a[:, None], out=gx2)
         if mu is not None:
-            c = gs @ _ones(n, dt)
+            c = gs @ _ones(n, dt, xa)
             c *= r
             c *= 1.0 / n
         if gs is g2:
@@ -185,7 +187,7 @@ def _trailing_bwd(ctx, xa, ga, xhat, mu, invstd, has_w, has_b, need):
     if has_w:
         grads.append(wrap(_shaped(np.einsum("ij,ij->j", g2, h), ctx.shapes[1])) if need[1] else None)
     if has_b:
-        grads.append(wrap(_shaped(_ones(m, dt) @ g2, ctx.shapes[-1])) if need[-1] else None)
+        grads.append(wrap(_shaped(_ones(m, dt, g2) @ g2, ctx.shapes[-1])) if need[-1] else None)
     return tuple(grads)
 
 
@@ -275,12 +277,23 @@ _ONES = {}
 _BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _ones(n, dtype):
-    """A cached vector of ones: row and column sums as BLAS matrix-vector products."""
-    v = _ONES.get((n, dtype))
+def _ones(n, dtype, like):
+    """A cached vector of ones on like's device: row and column sums as BLAS matrix-vector products."""
+    v = _ONES.get((n, dtype, like.__class__))
     if v is None:
-        v = _ONES[(n, dtype)] = np.ones(n, dtype)
+        v = _ONES[(n, dtype, like.__class__)] = _xp(like).ones(n, dtype)
     return v
+
+
+def _xp(a):
+    return np if a.__class__ is np.ndarray else XP[a.__class__]
+
+
+def _vecdot(a, b):
+    """Row sums of a * b (np.vecdot on the CPU; CuPy may lack it)."""
+    if a.__class__ is np.ndarray:
+        return np.vecdot(a, b)
+    return (a * b).sum(-1)
 
 
 def _trailing_stats(xa, k, eps, center=True):
@@ -292,17 +305,17 @@ def _trailing_stats(xa, k, eps, center=True):
         m *= s
     n = xa.size // m
     x2 = xa.reshape(m, n)
-    xhat = np.empty(xa.shape, xa.dtype)
+    xhat = _xp(xa).empty(xa.shape, xa.dtype)
     h = xhat.reshape(m, n)
     mu = None
     if center:
-        mu = x2 @ _ones(n, xa.dtype)
+        mu = x2 @ _ones(n, xa.dtype, xa)
         mu *= 1.0 / n
         np.subtract(x2, mu[:, None], out=h)
         mu = mu.reshape(stat_shape)
     else:
         h[...] = x2
-    invstd = np.vecdot(h, h)
+    invstd = _vecdot(h, h)
     invstd *= 1.0 / n
     invstd += eps
     np.sqrt(invstd, out=invstd)
@@ -379,6 +392,8 @@ def _check_norm_shape(x, shape, weight, sep):
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Same as `torch.nn.functional.layer_norm`."""
+    if AUTOCAST[0]:
+        input, weight, bias = cast_args("layer_norm", (input, weight, bias))
     shape = _norm_shape(normalized_shape)
     _check_norm_shape(input, shape, weight, ", ")
     k, d = len(shape), input.dim()
@@ -411,6 +426,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Same as `torch.nn.functional.group_norm`."""
+    if AUTOCAST[0]:
+        input, weight, bias = cast_args("group_norm", (input, weight, bias))
     x = input
     if x.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {x.dim()}")
@@ -498,6 +515,8 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """Same as `torch.nn.functional.cosine_similarity`."""
+    if AUTOCAST[0]:
+        x1, x2 = cast_args("cosine_similarity", (x1, x2))
     x1, x2 = ember.broadcast_tensors(x1, x2)
     n1 = ember.linalg.vector_norm(x1, 2, dim, keepdim=True).clamp_min(eps)
     n2 = ember.linalg.vector_norm(x2, 2, dim, keepdim=True).clamp_min(eps)
@@ -514,6 +533,8 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 
 def pdist(input, p=2):
     """Same as `torch.nn.functional.pdist`."""
+    if AUTOCAST[0]:
+        input, = cast_args("pdist", (input,))
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
     if p < 0:

@@ -6,7 +6,9 @@ dim through an index array; their backward scatter-adds through the same arrays 
 """
 import numpy as np
 
+from ..._backend import XP
 from ..._ops._dispatch import Op, dispatch1
+from ..._ops.index import _add_at
 
 __all__ = ["pad"]
 
@@ -24,6 +26,11 @@ def _const_fwd(x, pairs, value):
     return np.pad(x, widths, constant_values=value)
 
 
+def _dev(idx, x):
+    """Index array idx (host) on x's device."""
+    return idx if idx is None or x.__class__ is np.ndarray else XP[x.__class__].asarray(idx)
+
+
 def _const_bwd(ctx, g):
     return (dispatch1(_CONST, g, tuple((-lo, -hi) for lo, hi in ctx.attrs[0]), 0),)
 
@@ -37,7 +44,7 @@ def _gather_fwd(x, idxs):
     d = len(idxs)
     for i, idx in enumerate(idxs):
         if idx is not None:
-            x = np.take(x, idx, axis=x.ndim - d + i)
+            x = np.take(x, _dev(idx, x), axis=x.ndim - d + i)
     return x
 
 
@@ -47,8 +54,8 @@ def _scatter_fwd(g, idxs, sizes):
         if idx is not None:
             ax = g.ndim - d + i
             gm = np.moveaxis(g, ax, -1)
-            out = np.zeros(gm.shape[:-1] + (n,), g.dtype)
-            np.add.at(out, (Ellipsis, idx), gm)
+            out = XP[g.__class__].zeros(gm.shape[:-1] + (n,), g.dtype)
+            _add_at(out, (Ellipsis, _dev(idx, g)), gm)
             g = np.moveaxis(out, -1, ax)
     return g
 

@@ -7,8 +7,9 @@ gradient to the argmax positions; average: an even spread), each differentiable 
 import math
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
+from numpy.lib.stride_tricks import sliding_window_view as _np_windows
 
+from ..._backend import XP
 from ..._ops._dispatch import Op, dispatch1
 from ...autograd.grad_mode import GRAD
 
@@ -38,6 +39,19 @@ __all__ = [
     "max_unpool2d",
     "max_unpool3d",
 ]
+
+
+def _dev(a, x):
+    """Host constant a (index table, divisor, map) on x's device."""
+    if x.__class__ is np.ndarray or a.__class__ is not np.ndarray:
+        return a
+    return XP[x.__class__].asarray(a)
+
+
+def sliding_window_view(x, shape, axis):
+    if x.__class__ is np.ndarray:
+        return _np_windows(x, shape, axis=axis)
+    return XP[x.__class__].lib.stride_tricks.sliding_window_view(x, shape, axis=axis)
 
 
 def _tuple(v, nd, what, name):
@@ -119,7 +133,7 @@ def _pick(windows, positions, lead, outs):
     """Max over the last axis of windows (lead + (P, K)) and the flat plane index of each winner."""
     am = windows.argmax(-1)
     out = np.take_along_axis(windows, am[..., None], -1)[..., 0]
-    idx = positions[np.arange(positions.shape[0]), am]
+    idx = positions[XP[am.__class__].arange(positions.shape[0]), am]
     return out.reshape(lead + outs), idx.reshape(lead + outs)
 
 
@@ -140,7 +154,7 @@ def _scatter_fwd(g, idx, sp):
     nd = len(sp)
     lead = g.shape[:-nd]
     planes, size = math.prod(lead), math.prod(sp)
-    where = idx.reshape(planes, -1) + (np.arange(planes) * size)[:, None]
+    where = idx.reshape(planes, -1) + (XP[idx.__class__].arange(planes) * size)[:, None]
     out = np.bincount(where.ravel(), weights=g.reshape(-1), minlength=planes * size)
     return out.astype(g.dtype, copy=False).reshape(lead + tuple(sp))
 
@@ -159,7 +173,7 @@ def _max_fwd(x, nd, k, s, p, d, outs, offsets):
     sp = x.shape[-nd:]
     hi = [max(0, (outs[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1 - sp[i] - p[i]) for i in range(nd)]
     if any(p) or any(hi):
-        low = np.array(-np.inf, x.dtype) if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
         x = np.pad(x, _pad_widths(x, nd, p, hi), constant_values=low)
     w = sliding_window_view(x, tuple((k[i] - 1) * d[i] + 1 for i in range(nd)), axis=tuple(range(-nd, 0)))
     w = w[(Ellipsis,) + tuple(slice(0, (outs[i] - 1) * s[i] + 1, s[i]) for i in range(nd))
@@ -172,14 +186,14 @@ def _max_fwd(x, nd, k, s, p, d, outs, offsets):
     for j in kernel[1:]:
         np.maximum(best, w[j], out=best)
     n = len(kernel)
-    arg = np.full(best.shape, n - 1, dtype=np.int8 if n < 128 else np.int32)
+    arg = XP[best.__class__].full(best.shape, n - 1, dtype=np.int8 if n < 128 else np.int32)
     for j in range(n - 2, -1, -1):
         arg -= (arg - j) * (w[kernel[j]] == best)
     if best.dtype.kind == "f" and np.isnan(best).any():
         for j in range(n):  # torch keeps the last NaN it meets
             arg[np.isnan(w[kernel[j]])] = j
     base, delta = offsets
-    return best, delta[arg] + base
+    return best, _dev(delta, x)[arg] + _dev(base, x)
 
 
 def _max_bwd(ctx, g):
@@ -244,7 +258,7 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
 def _unpool_fwd(x, idx, sp):
     nd = len(sp)
     lead = x.shape[:-nd]
-    out = np.zeros(lead + (math.prod(sp),), dtype=x.dtype)
+    out = XP[x.__class__].zeros(lead + (math.prod(sp),), dtype=x.dtype)
     np.put_along_axis(out, idx.reshape(lead + (-1,)), x.reshape(lead + (-1,)), -1)
     return out.reshape(lead + tuple(sp))
 
@@ -328,7 +342,7 @@ def _avg_fwd(x, G):
             out = x.reshape(lead + (math.prod(x.shape[-nd:]),)).sum(-1).reshape(lead + outs)
         else:
             out = x.reshape(lead + _split(outs, k)).sum(tuple(range(-2 * nd + 1, 0, 2)))
-        out /= div
+        out /= _dev(div, x)
         return out
     if any(p) or any(hi):
         x = np.pad(x, _pad_widths(x, nd, p, hi))
@@ -340,19 +354,20 @@ def _avg_fwd(x, G):
     out = w[(Ellipsis,) + kernel[0]].copy()
     for j in kernel[1:]:
         out += w[(Ellipsis,) + j]
-    out /= div
+    out /= _dev(div, x)
     return out
 
 
 def _avg_spread(g, G):
     """Transpose of _avg_fwd: each output gradient shared evenly over its window."""
     nd, k, s, p, hi, outs, sp, div = G
-    g = g / div
+    g = g / _dev(div, g)
     lead = g.shape[:-nd]
+    xp = XP[g.__class__]
     if _blocks(G):
         # tiled windows: plain copies, no zeroed buffer to add into. Small windows copy g once per kernel offset
         # (3x faster than one broadcast copy, whose inner loop is the kernel width); large ones broadcast
-        acc = np.empty(lead + _split(outs, k), g.dtype)
+        acc = xp.empty(lead + _split(outs, k), g.dtype)
         if math.prod(k) <= 16:
             for off in np.ndindex(*k):
                 acc[(Ellipsis,) + _split((slice(None),) * nd, off)] = g
@@ -360,7 +375,7 @@ def _avg_spread(g, G):
             np.copyto(acc, g.reshape(lead + _split(outs, (1,) * nd)))
         return acc.reshape(lead + tuple(sp))
     full = tuple(sp[i] + p[i] + hi[i] for i in range(nd))
-    acc = np.zeros(lead + full, dtype=g.dtype)
+    acc = xp.zeros(lead + full, dtype=g.dtype)
     for off in np.ndindex(*k):
         acc[(Ellipsis,) + tuple(slice(off[i], off[i] + (outs[i] - 1) * s[i] + 1, s[i]) for i in range(nd))] += g
     return acc[(Ellipsis,) + tuple(slice(p[i], p[i] + sp[i]) for i in range(nd))]
@@ -432,11 +447,11 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 def _separable_fwd(x, maps):
     for axis, m, idx in maps:
         if idx is not None:
-            x = np.take(x, idx, axis=axis)
+            x = np.take(x, _dev(idx, x), axis=axis)
         elif axis == -1:
-            x = x @ m.T.astype(x.dtype, copy=False)
+            x = x @ _dev(m.T.astype(x.dtype, copy=False), x)
         else:
-            x = np.moveaxis(np.moveaxis(x, axis, -1) @ m.T.astype(x.dtype, copy=False), -1, axis)
+            x = np.moveaxis(np.moveaxis(x, axis, -1) @ _dev(m.T.astype(x.dtype, copy=False), x), -1, axis)
     return x
 
 
@@ -523,7 +538,8 @@ def adaptive_avg_pool3d(input, output_size):
 # --- adaptive max pooling ---------------------------------------------------------------------------------------
 
 def _adaptive_max_fwd(x, nd, gather, positions, outs):
-    w = x[(Ellipsis,) + gather]
+    w = x[(Ellipsis,) + tuple(_dev(i, x) for i in gather)]
+    positions = _dev(positions, x)
     lead = w.shape[:-2 * nd]
     return _pick(w.reshape(lead + (positions.shape[0], positions.shape[1])), positions, lead, outs)
 

@@ -26,8 +26,11 @@ create_graph=True works (its gradients carry a graph node) and differentiating t
 a RuntimeError. The cells (nn.RNNCell, nn.LSTMCell, nn.GRUCell) are composed of ember ops instead and support
 higher-order gradients.
 """
+import threading
+
 import numpy as np
 
+from ..._backend import XP
 from ..._ops._dispatch import SAVE_BOTH, Op, dispatch, wrap
 from ...autograd.grad_mode import GRAD
 
@@ -77,7 +80,7 @@ def _prev(Y, h0, prev, n):
     a, m = prev
     if n <= m:
         return Y[a:a + n]
-    buf = np.empty((n,) + Y.shape[1:], Y.dtype)
+    buf = _xp().empty((n,) + Y.shape[1:], Y.dtype)
     buf[:m] = Y[a:a + m]
     buf[m:] = h0[m:n]
     return buf
@@ -87,7 +90,7 @@ def _final(Y, plan):
     """Each sequence's state after its last step."""
     if plan.reverse:
         return Y[:plan.batch].copy()
-    out = np.empty((plan.batch,) + Y.shape[1:], Y.dtype)
+    out = _xp().empty((plan.batch,) + Y.shape[1:], Y.dtype)
     for lo, hi, a in plan.finals:
         out[lo:hi] = Y[a:a + hi - lo]
     return out
@@ -121,12 +124,16 @@ def _pieces(entering, plan):
 # Arrays that reach the user (outputs, gradients) never come from the pool.
 
 _POOL = {}
+_LOCAL = threading.local()
 _POOL_BYTES = [0]
 _POOL_CAP = 1 << 28
 _POOL_PER_KEY = 4
 
 
 def _get(shape, dt):
+    xp = _xp()
+    if xp is not np:  # device arrays come from CuPy's own pool
+        return xp.empty(shape, dt)
     lst = _POOL.get((shape, dt))
     if lst:
         try:
@@ -140,7 +147,7 @@ def _get(shape, dt):
 
 def _put(*arrays):
     for a in arrays:
-        if a is None or _POOL_BYTES[0] + a.nbytes > _POOL_CAP:
+        if a is None or a.__class__ is not np.ndarray or _POOL_BYTES[0] + a.nbytes > _POOL_CAP:
             continue
         lst = _POOL.setdefault((a.shape, a.dtype), [])
         if len(lst) < _POOL_PER_KEY:
@@ -239,42 +246,53 @@ def _lstm_forward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, plan):
     N, dt = x.shape[0], x.dtype
     G = np.matmul(x, wi.T, out=_get((N, 4 * H), dt))
     # the bias is added per step, to the small recurrent product, rather than in a pass over all of G
+    # (measured: the pass over the out-of-cache G costs more than the per-step adds)
     b = _lstm_in(b_ih + b_hh, H) if b_ih is not None else None
     B, P = h0.shape
-    Y = np.empty((N, P), dt)
+    Y = _xp().empty((N, P), dt)
     C = _get((N, H), dt)
     TC = _get((N, H), dt)
     HR = _get((N, H), dt) if w_hr is not None else None
-    tmp = np.empty((B, 4 * H), dt)
-    tmph = np.empty((B, H), dt)
+    tmp = _xp().empty((B, 4 * H), dt)
+    tmph = _xp().empty((B, H), dt)
     hps, cps = [], []
     prev = None
+    # ufuncs bound to locals: 64 steps x ~20 calls make the global + attribute lookups measurable
+    matmul, add, mul, sub, div, exp = np.matmul, np.add, np.multiply, np.subtract, np.divide, np.exp
+    H2, H3 = 2 * H, 3 * H
+    wrT = w_hr.T if HR is not None else None
     with np.errstate(over="ignore"):
         for a, e in plan.steps:
             n = e - a
             hp, cp = _prev(Y, h0, prev, n), _prev(C, c0, prev, n)
             g = G[a:e]
             t = tmp[:n]
-            np.matmul(hp, whT, out=t)
+            matmul(hp, whT, out=t)
             if b is not None:
-                np.add(t, b, out=t)
-            np.add(g, t, out=g)
-            _sigmoid_(g)
-            gg = g[:, 3 * H:]
-            np.multiply(gg, 2, out=gg)
-            np.subtract(gg, 1, out=gg)
+                add(t, b, out=t)
+            add(g, t, out=g)
+            exp(g, out=g)               # sigmoid of the negated rows, see _sigmoid_
+            add(g, 1, out=g)
+            div(1, g, out=g)
+            gg = g[:, H3:]
+            mul(gg, 2, out=gg)
+            sub(gg, 1, out=gg)
             c = C[a:e]
-            np.multiply(g[:, 2 * H:3 * H], cp, out=c)
+            mul(g[:, H2:H3], cp, out=c)
             u = tmph[:n]
-            np.multiply(g[:, H:2 * H], gg, out=u)
-            np.add(c, u, out=c)
+            mul(g[:, H:H2], gg, out=u)
+            add(c, u, out=c)
             tc = TC[a:e]
-            _tanh(c, tc)
+            mul(c, -2, out=tc)          # tanh(c) = 2 / (1 + exp(-2c)) - 1, see _tanh
+            exp(tc, out=tc)
+            add(tc, 1, out=tc)
+            div(2, tc, out=tc)
+            sub(tc, 1, out=tc)
             if HR is None:
-                np.multiply(g[:, :H], tc, out=Y[a:e])
+                mul(g[:, :H], tc, out=Y[a:e])
             else:
-                np.multiply(g[:, :H], tc, out=HR[a:e])
-                np.matmul(HR[a:e], w_hr.T, out=Y[a:e])
+                mul(g[:, :H], tc, out=HR[a:e])
+                matmul(HR[a:e], wrT, out=Y[a:e])
             hps.append(hp)
             cps.append(cp)
             prev = (a, n)
@@ -312,12 +330,12 @@ def _lstm_backward(saved, plan, gy, ghn, gcn, need):
     K = np.multiply(TC, TC, out=_get((N, H), dt))
     np.subtract(1, K, out=K)
     np.multiply(K, o, out=K)                  # dc += dhr * K
-    dh = np.zeros((B, P), dt) if ghn is None else np.array(ghn, dtype=dt)
-    dc = np.zeros((B, H), dt) if gcn is None else np.array(gcn, dtype=dt)
+    dh = _xp().zeros((B, P), dt) if ghn is None else ghn.astype(dt)
+    dc = _xp().zeros((B, H), dt) if gcn is None else gcn.astype(dt)
     dZ = _get((N, H4), dt)
     DH = _get((N, P), dt) if HR is not None else None
-    tmp = np.empty((B, H), dt)
-    tmp2 = np.empty((B, H), dt)
+    tmp = _xp().empty((B, H), dt)
+    tmp2 = _xp().empty((B, H), dt)
     for a, e in reversed(plan.steps):
         n = e - a
         dht = dh[:n]
@@ -365,9 +383,9 @@ def _gru_forward(x, h0, w_ih, w_hh, b_ih, b_hh, plan):
         _put(bi)
         bh = _gru_in(b_hh, H)
     B = h0.shape[0]
-    Y = np.empty((N, H), dt)
+    Y = _xp().empty((N, H), dt)
     HH = _get((N, 3 * H), dt)
-    tmp = np.empty((B, H), dt)
+    tmp = _xp().empty((B, H), dt)
     whT = _transposed(wh)
     hps = []
     prev = None
@@ -423,10 +441,10 @@ def _gru_backward(saved, plan, gy, ghn, need):
     np.subtract(1, z, out=Fh[:, 1])
     np.multiply(Fh[:, 1], u, out=Fh[:, 1])
     np.multiply(Fn, r, out=Fh[:, 2])
-    dh = np.zeros((B, H), dt) if ghn is None else np.array(ghn, dtype=dt)
+    dh = _xp().zeros((B, H), dt) if ghn is None else ghn.astype(dt)
     dGh = _get((N, H3), dt)
     dGx = _get((N, H3), dt)
-    tmp = np.empty((B, H), dt)
+    tmp = _xp().empty((B, H), dt)
     for a, e in reversed(plan.steps):
         n = e - a
         dht = dh[:n]
@@ -444,8 +462,8 @@ def _gru_backward(saved, plan, gy, ghn, need):
     gwh = _wgrad(dGh, hin, _gru_in, H) if need[3] else None
     out = [gx, dh, gwi, gwh]
     if len(need) > 4:
-        out.append(_gru_in(dGx.sum(0), H, np.empty(H3, dt)) if need[4] else None)
-        out.append(_gru_in(dGh.sum(0), H, np.empty(H3, dt)) if need[5] else None)
+        out.append(_gru_in(dGx.sum(0), H, _xp().empty(H3, dt)) if need[4] else None)
+        out.append(_gru_in(dGh.sum(0), H, _xp().empty(H3, dt)) if need[5] else None)
     _put(Fn, u, Fh, dGh, dGx, Hp)
     return out
 
@@ -457,7 +475,7 @@ def _rnn_forward(x, h0, w_ih, w_hh, b_ih, b_hh, plan, relu):
     if b_ih is not None:
         Y += b_ih + b_hh
     B = h0.shape[0]
-    tmp = np.empty((B, Y.shape[1]), Y.dtype)
+    tmp = _xp().empty((B, Y.shape[1]), Y.dtype)
     whT = _transposed(w_hh)
     hps = []
     prev = None
@@ -489,7 +507,7 @@ def _rnn_backward(saved, plan, gy, ghn, need):
     else:
         np.multiply(Y, Y, out=D)
         np.subtract(1, D, out=D)
-    dh = np.zeros((plan.batch, Y.shape[1]), dt) if ghn is None else np.array(ghn, dtype=dt)
+    dh = _xp().zeros((plan.batch, Y.shape[1]), dt) if ghn is None else ghn.astype(dt)
     dZ = _get(Y.shape, dt)
     for a, e in reversed(plan.steps):
         dht = dh[:e - a]
@@ -519,7 +537,27 @@ class _Spec:
         self.proj = proj
 
 
+def _xp(_local=_LOCAL):
+    """The array module the running kernel allocates from (NumPy, or CuPy inside a device layer)."""
+    return getattr(_local, "xp", np)
+
+
+def _on_device(fn, x, *args):
+    """fn(*args) with the kernels allocating from x's array module."""
+    _LOCAL.xp = XP[x.__class__]
+    try:
+        return fn(*args)
+    finally:
+        _LOCAL.xp = np
+
+
 def _layer_fwd(*args):
+    if args[0].__class__ is not np.ndarray:
+        return _on_device(_layer_fwd_any, args[0], *args)
+    return _layer_fwd_any(*args)
+
+
+def _layer_fwd_any(*args):
     sp = args[-1]
     x = args[0]
     x2 = x.reshape(-1, x.shape[-1]) if x.ndim == 3 else x
@@ -550,6 +588,12 @@ def _flat(g):
 
 def _layer_bwd(ctx, grads):
     inputs = ctx.inputs    # checks saved tensors against in-place changes (and a freed graph)
+    if inputs[0]._data.__class__ is not np.ndarray:
+        return _on_device(_layer_bwd_any, inputs[0]._data, ctx, grads, inputs)
+    return _layer_bwd_any(ctx, grads, inputs)
+
+
+def _layer_bwd_any(ctx, grads, inputs):
     _ = ctx.outputs   # the same check for the outputs the backward reads
     sp = ctx.attrs[0]
     need = ctx.needs_input_grad

@@ -9,6 +9,8 @@ import warnings
 
 import numpy as np
 
+from ..._autocast import AUTOCAST, cast_args
+from ..._backend import XP
 from ..._ops._dispatch import dispatch1
 from .pooling import _adaptive_avg, separable_op
 
@@ -135,6 +137,11 @@ def _spatial_args(input, size, scale_factor, recompute_scale_factor, mode):
     return out, scales
 
 
+_UPSAMPLE_NAMES = {"nearest": "upsample_nearest{}d", "linear": "upsample_linear1d",
+                   "bilinear": "upsample_bilinear2d", "trilinear": "upsample_trilinear3d",
+                   "bicubic": "upsample_bicubic2d"}  # autocast's op names
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Same as `torch.nn.functional.interpolate` (antialias=True is not supported)."""
@@ -145,6 +152,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     elif align_corners is None:
         align_corners = False
     nd = input.ndim - 2
+    if AUTOCAST[0] and mode in _UPSAMPLE_NAMES:
+        input, = cast_args(_UPSAMPLE_NAMES[mode].format(nd), (input,))
     out, scales = _spatial_args(input, size, scale_factor, recompute_scale_factor, mode)
     if antialias:
         if not (mode in ("bilinear", "bicubic") and input.ndim == 4):
@@ -283,9 +292,12 @@ def _reflect(coord, lo2, hi2):
     return coord * _const(sign, c.dtype) + _const(offset, c.dtype)
 
 
-def _const(arr, dtype):
+def _const(arr, dtype, device=None):
+    """A constant tensor of arr: a device array stays on its device, host data goes to device."""
     import ember
-    return ember.tensor(np.asarray(arr, dtype=dtype))
+    if arr.__class__ in XP and arr.__class__ is not np.ndarray:
+        return ember.Tensor._make(arr.astype(dtype, copy=False))
+    return ember.tensor(np.asarray(arr, dtype=dtype), device=device)
 
 
 def _source_coord(coord, size, padding_mode, align_corners):
@@ -321,7 +333,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     ix = _source_coord(grid[..., 0], w, padding_mode, align_corners)
     iy = _source_coord(grid[..., 1], h, padding_mode, align_corners)
     channels_last = input.permute(0, 2, 3, 1)  # (N, H, W, C): one gather yields every channel
-    batch = np.arange(n).reshape(n, 1, 1)
+    batch = (np if input._data.__class__ is np.ndarray else XP[input._data.__class__]).arange(n).reshape(n, 1, 1)
     if mode == "nearest":
         # ix * 0 keeps grid in the graph: torch gives it a zero gradient here
         return _corner(channels_last, batch, np.rint(iy.detach()._data), np.rint(ix.detach()._data), h, w,
@@ -342,9 +354,9 @@ def _corner(channels_last, batch, y, x, h, w, weight):
     """Values at integer positions (zero outside the image), times weight, as (N, C, Ho, Wo)."""
     import ember
     inside = (x >= 0) & (x <= w - 1) & (y >= 0) & (y <= h - 1)
-    yi = ember.tensor(np.clip(y, 0, h - 1).astype(np.int64))
-    xi = ember.tensor(np.clip(x, 0, w - 1).astype(np.int64))
-    vals = channels_last[ember.tensor(batch), yi, xi]  # (N, Ho, Wo, C)
+    yi = ember.Tensor._make(np.clip(y, 0, h - 1).astype(np.int64))
+    xi = ember.Tensor._make(np.clip(x, 0, w - 1).astype(np.int64))
+    vals = channels_last[ember.Tensor._make(batch), yi, xi]  # (N, Ho, Wo, C)
     mask = _const(inside, channels_last._data.dtype)
     scale = mask if weight is None else weight * mask
     return (vals * scale.unsqueeze(-1)).permute(0, 3, 1, 2)
@@ -399,4 +411,4 @@ def affine_grid(theta, size, align_corners=None):
                       "of affine_grid for details.", stacklevel=2)
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
-    return (_const(base, dtype) @ theta.transpose(1, 2)).reshape(*shape)
+    return (_const(base, dtype, theta.device) @ theta.transpose(1, 2)).reshape(*shape)

@@ -83,7 +83,7 @@ def _canonical_mask(mask, dtype):
         return mask
     if mask.dtype != ember.bool:
         raise AssertionError("only bool and floating types of masks are supported")
-    return ember.zeros(mask.shape, dtype=dtype).masked_fill_(mask, float("-inf"))
+    return ember.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(mask, float("-inf"))
 
 
 class TransformerEncoderLayer(Module):

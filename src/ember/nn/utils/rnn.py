@@ -10,6 +10,7 @@ import numpy as np
 
 import ember
 
+from ..._backend import XP
 from ..._ops._dispatch import Op, dispatch, dispatch1
 from ..._tensor import Tensor
 
@@ -27,8 +28,23 @@ __all__ = [
 
 # ----- the gather / scatter pair -----
 
+def _xp(a):
+    return np if a.__class__ is np.ndarray else XP[a.__class__]
+
+
+def _dev(idx, x):
+    """Host index array idx on x's device."""
+    return idx if x.__class__ is np.ndarray else XP[x.__class__].asarray(idx)
+
+
+def _host(t):
+    """A tensor's array on the host (index tensors may live on the device)."""
+    d = t._data
+    return d if d.__class__ is np.ndarray else XP[d.__class__].asnumpy(d)
+
+
 def _gather_fwd(x, idx):
-    return x.reshape((-1,) + x.shape[2:])[idx]
+    return x.reshape((-1,) + x.shape[2:])[_dev(idx, x)]
 
 
 def _gather_bwd(ctx, g):
@@ -36,8 +52,8 @@ def _gather_bwd(ctx, g):
 
 
 def _scatter_fwd(d, idx, shape, value):
-    out = np.full((shape[0] * shape[1],) + tuple(shape[2:]), value, dtype=d.dtype)
-    out[idx] = d
+    out = _xp(d).full((shape[0] * shape[1],) + tuple(shape[2:]), value, dtype=d.dtype)
+    out[_dev(idx, d)] = d
     return out.reshape(shape)
 
 
@@ -56,7 +72,9 @@ def _rows(lengths, order, T, B, batch_first):
     return b * T + t if batch_first else t * B + b
 
 
-def _long(a):
+def _long(a, device=None):
+    if device is not None and device.type != "cpu":
+        return ember.tensor(np.ascontiguousarray(a, dtype=np.int64), device=device)
     return Tensor._make(np.ascontiguousarray(a, dtype=np.int64))
 
 
@@ -136,9 +154,9 @@ def invert_permutation(permutation):
     """Same as `torch.nn.utils.rnn.invert_permutation`."""
     if permutation is None:
         return None
-    p = np.asarray(permutation._data)
-    out = np.empty_like(p)
-    out[p] = np.arange(p.size, dtype=p.dtype)
+    p = permutation._data
+    out = _xp(p).empty_like(p)
+    out[p] = _xp(p).arange(p.size, dtype=p.dtype)
     return Tensor._make(out)
 
 
@@ -146,7 +164,7 @@ def invert_permutation(permutation):
 
 def _lengths_array(lengths):
     if isinstance(lengths, Tensor):
-        return np.asarray(lengths._data, dtype=np.int64).reshape(-1)
+        return _host(lengths).astype(np.int64, copy=False).reshape(-1)
     return np.asarray([int(v) for v in lengths], dtype=np.int64)
 
 
@@ -176,14 +194,14 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
                            f"length of the input ({T})")
     batch_sizes = (lengths[None, :] > np.arange(lengths[0])[:, None]).sum(1)
     data = dispatch1(_GATHER, input, _rows(lengths, order, T, B, batch_first))
-    si = None if order is None else _long(order)
+    si = None if order is None else _long(order, input.device)  # on the data's device, as torch
     return PackedSequence(data, _long(batch_sizes), si, None)
 
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
     """Same as `torch.nn.utils.rnn.pad_packed_sequence`."""
     data, batch_sizes, si, ui = sequence
-    bs = np.asarray(batch_sizes._data, dtype=np.int64)
+    bs = _host(batch_sizes).astype(np.int64, copy=False)
     T, B = bs.size, int(bs[0])
     if total_length is not None:
         if total_length < T:
@@ -191,11 +209,11 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
                              f"but got total_length={total_length} and max sequence length being {T}")
         T = total_length
     lengths = (bs[None, :] > np.arange(B)[:, None]).sum(1)
-    order = None if si is None else np.asarray(si._data)
+    order = None if si is None else _host(si)
     shape = ((B, T) if batch_first else (T, B)) + tuple(data.shape[1:])
     padded = dispatch1(_SCATTER, data, _rows(lengths, order, T, B, batch_first), shape, padding_value)
     if ui is not None:
-        lengths = lengths[np.asarray(ui._data)]
+        lengths = lengths[_host(ui)]
     return padded, _long(lengths)
 
 
@@ -204,7 +222,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
 def _pad_fwd(*args):
     *xs, batch_first, value, left = args
     T = max(x.shape[0] for x in xs)
-    out = np.full((len(xs), T) + xs[0].shape[1:], value, dtype=xs[0].dtype)
+    out = _xp(xs[0]).full((len(xs), T) + xs[0].shape[1:], value, dtype=xs[0].dtype)
     for i, x in enumerate(xs):
         if left:
             out[i, T - x.shape[0]:] = x
