@@ -153,8 +153,7 @@ FUNCTIONAL = [
           R(6, 2, 4), I([1, 2, 3, 3, 1, 2, 1, 2]), I([6, 3]), I([3, 5])),
     fcase("cosine_similarity", F.cosine_similarity, R(3, 4), R(3, 4, seed=1)),
     fcase("pairwise_distance", F.pairwise_distance, R(3, 4), R(3, 4, seed=1)),
-    pytest.param(fcase("pdist", F.pdist, R(4, 3)), marks=pytest.mark.xfail(
-        reason="index_add with repeated indices on a device array (ember._ops.index._add_rows) is host-only")),
+    fcase("pdist", F.pdist, R(4, 3)),
     fcase("sdpa", F.scaled_dot_product_attention, R(2, 3, 5, 4), R(2, 3, 6, 4, seed=1), R(2, 3, 6, 4, seed=2)),
     fcase("sdpa_causal", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), R(2, 5, 4),
           R(2, 5, 4, seed=1), R(2, 5, 4, seed=2)),

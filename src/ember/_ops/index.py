@@ -142,6 +142,10 @@ def _add_rows(y, idx, v):
     n = y.shape[0]
     if idx.min() < 0:
         idx = np.where(idx < 0, idx + n, idx)
+    if y.__class__ is not np.ndarray:  # CuPy: no reduceat; its scatter_add sums repeated rows atomically
+        import cupyx
+        cupyx.scatter_add(y, idx, v)
+        return
     if idx.size == 1 or np.bincount(idx, minlength=n).max() <= 1:
         y[idx] += v
         return
