@@ -2,13 +2,12 @@
 import numpy as np
 
 from . import _dtype
-from ._backend import XP, check_cuda_dtype, device_of, module_for, to_device
+from ._backend import check_cuda_dtype, device_of, module_for, to_device
 from ._device import CPU, device as _device_cls
 from ._dtype import FROM_NP, dtype as _dtype_cls, get_default_dtype
 from ._ops import _dispatch
-from ._ops._dispatch import SAVE_NONE, Op, dispatch1
+from ._ops._dispatch import Op, dispatch1
 from .autograd import graph
-from .autograd.grad_mode import GRAD
 
 __all__ = ["Tensor", "Size", "is_tensor", "numel"]
 
@@ -458,7 +457,7 @@ class Tensor:
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
     def __float__(self):

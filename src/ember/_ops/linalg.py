@@ -479,7 +479,7 @@ def _cross(a, b, dim):
 def cross(input, other, dim=None, *, out=None):
     """Same as `torch.cross` (dim=None: the first dimension of size 3, with torch's deprecation warning)."""
     if input._data.ndim != other._data.ndim:
-        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions.")
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     if dim is None:
         _warn_once("cross", "Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass "
                    "the dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to "
@@ -495,7 +495,7 @@ def linalg_cross(input, other, *, dim=-1, out=None):
     """Same as `torch.linalg.cross`."""
     a, b = input._data, other._data
     if a.ndim != b.ndim:
-        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions.")
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     d = _wrap_dim(dim, a.ndim)
     if a.shape[d] != 3 or b.shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[d]} and "
