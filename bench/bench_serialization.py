@@ -18,7 +18,7 @@ import tempfile
 
 import numpy as np
 
-from bench.runner import BENCHES, _libraries, _time_interleaved, bench
+from bench.runner import BENCHES, _libraries, _time_interleaved, bench, memory_table
 
 _ROOT = pathlib.Path(__file__).resolve().parents[1]
 TENSORS = 20
@@ -116,24 +116,12 @@ def measure_memory(lib_name, what):
 def memory_report(whats=("save", "load"), repeats=3):
     """Peak memory growth (median of `repeats` fresh processes) per library and the ratio ember / torch."""
     import statistics
-    has_torch = _has_torch()
-    print(f"\n{'peak memory growth of save / load (100 MB)':44s} | {'torch MiB':>10s} | {'ember MiB':>10s} | "
-          f"{'ratio':>6s}")
-    print("-" * 80)
-    rows = []
-    for what in whats:
-        name = f"serialization/{what}_100mb"
-        try:
-            e = statistics.median(measure_memory("ember", what) for _ in range(repeats))
-            t = statistics.median(measure_memory("torch", what) for _ in range(repeats)) if has_torch else None
-        except Exception as exc:  # noqa: BLE001  (one library failing should not hide the other rows)
-            print(f"{name:44s} | failed: {type(exc).__name__}: {exc}", flush=True)
-            continue
-        ratio = e / t if t else float("nan")
-        rows.append({"name": name, "torch_mib": t, "ember_mib": e, "ratio": ratio})
-        tstr = f"{t:10.1f}" if t is not None else f"{'-':>10s}"
-        print(f"{name:44s} | {tstr} | {e:10.1f} | {ratio:6.2f}", flush=True)
-    return rows
+
+    def measure(lib_name, name):
+        what = name.split("/")[1].split("_")[0]
+        return statistics.median(measure_memory(lib_name, what) for _ in range(repeats))
+    return memory_table("peak memory growth of save / load (100 MB)", [f"serialization/{w}_100mb" for w in whats],
+                        measure)
 
 
 def report(pattern="", threads=1):
@@ -141,11 +129,6 @@ def report(pattern="", threads=1):
     timing table."""
     whats = [w for w in ("save", "load") if pattern in f"serialization/{w}_100mb"]
     return memory_report(whats) if whats else []
-
-
-def _has_torch():
-    import importlib.util
-    return importlib.util.find_spec("torch") is not None
 
 
 def main(argv=None):

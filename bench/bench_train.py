@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from bench.runner import BENCHES, bench, run
+from bench.runner import BENCHES, bench, memory_table, run
 
 _ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -209,21 +209,8 @@ def measure_memory(lib_name, name=_MEMORY[0], threads=1, steps=3):
 
 def memory_report(names=_MEMORY, threads=1, steps=3):
     """Print peak memory growth per library and the ratio ember / torch, in the layout of the timing table."""
-    print(f"\n{'peak memory growth of a training step':44s} | {'torch MiB':>10s} | {'ember MiB':>10s} | {'ratio':>6s}")
-    print("-" * 80)
-    rows = []
-    for name in names:
-        try:
-            e = measure_memory("ember", name, threads, steps)
-            t = measure_memory("torch", name, threads, steps) if _has_torch() else None
-        except Exception as exc:  # noqa: BLE001 - one library failing should not hide the other rows
-            print(f"{name:44s} | failed: {type(exc).__name__}: {exc}", flush=True)
-            continue
-        ratio = e / t if t else float("nan")
-        rows.append({"name": name, "torch_mib": t, "ember_mib": e, "ratio": ratio})
-        tstr = f"{t:10.1f}" if t is not None else f"{'-':>10s}"
-        print(f"{name:44s} | {tstr} | {e:10.1f} | {ratio:6.2f}", flush=True)
-    return rows
+    return memory_table("peak memory growth of a training step", names,
+                        lambda lib_name, name: measure_memory(lib_name, name, threads, steps))
 
 
 def report(pattern="", threads=1):
@@ -231,11 +218,6 @@ def report(pattern="", threads=1):
     the runner to call after its timing table."""
     names = [n for n in _MEMORY if pattern in n]
     return memory_report(names, threads) if names else []
-
-
-def _has_torch():
-    import importlib.util
-    return importlib.util.find_spec("torch") is not None
 
 
 def main(argv=None):

@@ -6,6 +6,7 @@ with both libraries on the same number of threads.
 """
 import argparse
 import importlib
+import importlib.util
 import json
 import os
 import pathlib
@@ -108,6 +109,27 @@ def run(pattern="", threads=1, min_time=0.2, json_path=None):
     if json_path:
         with open(json_path, "w") as f:
             json.dump({"machine": machine(), "threads": threads, "results": rows}, f, indent=2)
+    return rows
+
+
+def memory_table(title, names, measure):
+    """Print `title | torch MiB | ember MiB | ratio` rows, measure(lib_name, name) giving MiB (torch only where it
+    is installed), in the layout of the timing table; returns the rows."""
+    has_torch = importlib.util.find_spec("torch") is not None
+    print(f"\n{title:44s} | {'torch MiB':>10s} | {'ember MiB':>10s} | {'ratio':>6s}")
+    print("-" * 80)
+    rows = []
+    for name in names:
+        try:
+            e = measure("ember", name)
+            t = measure("torch", name) if has_torch else None
+        except Exception as exc:  # noqa: BLE001 - one library failing should not hide the other rows
+            print(f"{name:44s} | failed: {type(exc).__name__}: {exc}", flush=True)
+            continue
+        ratio = e / t if t else float("nan")
+        rows.append({"name": name, "torch_mib": t, "ember_mib": e, "ratio": ratio})
+        tstr = f"{t:10.1f}" if t is not None else f"{'-':>10s}"
+        print(f"{name:44s} | {tstr} | {e:10.1f} | {ratio:6.2f}", flush=True)
     return rows
 
 
