@@ -1,4 +1,4 @@
-"""Anomaly detection: NaN in backward is reported with the node's name and where its forward ran."""
+"""Anomaly detection: NaN in backward is reported with the node's name; a warning says where its forward ran."""
 import warnings
 
 import numpy as np
@@ -31,13 +31,33 @@ def test_detect_anomaly_reports_nan_and_forward_traceback():
         ctx = ember.autograd.detect_anomaly()
     with ctx:
         assert ember.autograd.is_anomaly_enabled()
-        with pytest.raises(RuntimeError, match=r"Function 'DivBackward0' returned nan values in its 0th output\.") \
-                as info:
-            _nan_backward()
-    msg = str(info.value)
-    assert "Traceback of forward call that caused the error" in msg
+        # as torch: a warning with the forward traceback, then the error
+        with pytest.warns(UserWarning, match="Error detected in DivBackward0. Traceback of forward call that caused "
+                                             "the error:") as rec:
+            with pytest.raises(RuntimeError, match=r"^Function 'DivBackward0' returned nan values in its 0th "
+                                                   r"output\.$"):
+                _nan_backward()
+    msg = str(rec[0].message)
     assert "test_anomaly.py" in msg and "y = a / b" in msg
+    assert rec[0].filename == __file__  # the warning points at the user's backward call
     assert not ember.autograd.is_anomaly_enabled()
+
+
+def test_anomaly_warning_for_any_backward_error_and_for_nodes_recorded_before():
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    early = (x / 0 * 0).sum()  # recorded before anomaly mode: no forward trace
+    with pytest.warns(UserWarning, match=_WARNING):
+        ctx = ember.autograd.detect_anomaly()
+    with ctx:
+        with pytest.warns(UserWarning, match="Error detected in DivBackward0. No forward pass information available. "
+                                             "Enable detect anomaly during forward pass for more information."):
+            with pytest.raises(RuntimeError, match="returned nan values"):
+                early.backward()
+        y = x.exp()
+        y.add_(1)
+        with pytest.warns(UserWarning, match="Error detected in ExpBackward0"):
+            with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                y.sum().backward()
 
 
 def test_without_anomaly_mode_nan_passes_silently():
@@ -54,7 +74,8 @@ def test_detect_anomaly_as_decorator():
             assert ember.autograd.is_anomaly_enabled()
             _nan_backward()
 
-    with pytest.raises(RuntimeError, match="DivBackward0"):
+    with pytest.warns(UserWarning, match="Error detected in DivBackward0"), \
+            pytest.raises(RuntimeError, match="DivBackward0"):
         run()
     assert not ember.autograd.is_anomaly_enabled()
 
@@ -74,10 +95,10 @@ def test_custom_function_nan_names_the_function():
         ctx = ember.autograd.detect_anomaly()
     with ctx:
         y = Bad.apply(x)  # recorded while anomaly mode is on: its trace is kept
-        with pytest.raises(RuntimeError, match=r"Function 'BadBackward' returned nan values in its 0th output\.") \
-                as info:
+        with pytest.warns(UserWarning, match="Error detected in BadBackward") as rec, \
+                pytest.raises(RuntimeError, match=r"Function 'BadBackward' returned nan values in its 0th output\."):
             y.sum().backward()
-    assert "y = Bad.apply(x)" in str(info.value)
+    assert "y = Bad.apply(x)" in str(rec[0].message)
 
 
 def test_set_detect_anomaly_plain_call_and_context():

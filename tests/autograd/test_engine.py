@@ -186,3 +186,102 @@ def test_gradgradcheck_through_ops_whose_gradient_is_the_incoming_one():
     b = ember.tensor(rng.standard_normal(3), requires_grad=True)
     assert gradgradcheck(lambda x, y: x + y, (a, b))      # first derivatives are the same tensor twice
     assert gradgradcheck(lambda x, y: x - y * 2, (a, b))
+
+
+def test_grad_fn_type_is_named_after_the_node():
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    assert type(y.grad_fn).__name__ == "MulBackward0"
+    assert isinstance(y.grad_fn, ember.autograd.graph.Node)
+    assert type(x.max(0)[0].grad_fn).__name__ == "MaxBackward0"
+    z = x * 1
+    z[0] = 3.0
+    assert type(z.grad_fn).__name__ == "CopySlices" and z.grad_fn.name() == "torch::autograd::CopySlices"
+    assert repr(y.grad_fn).startswith("<MulBackward0 object at 0x")
+    assert repr(y.grad_fn.next_functions[0][0]).startswith("<AccumulateGrad object at 0x")
+    (y.sum() + z.sum()).backward()
+    assert x.grad.tolist() == [2.0, 3.0]
+
+
+def test_autograd_grad_names_the_unused_input():
+    a = ember.ones(2, requires_grad=True)
+    b = ember.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="^The differentiated Tensor at index 1 appears to not have been used in "
+                                           "the graph. Set allow_unused=True if this is the desired behavior.$"):
+        ember.autograd.grad((a * 2).sum(), [a, b])
+
+
+def test_version_error_names_the_producing_op_like_torch():
+    a = ember.tensor([1.0, 2.0], requires_grad=True)
+    c = a * 2
+    d = c ** 2
+    c.add_(1)
+    with pytest.raises(RuntimeError) as info:
+        d.sum().backward()
+    msg = str(info.value)
+    assert msg.startswith("one of the variables needed for gradient computation has been modified by an inplace "
+                          "operation: [ember.FloatTensor [2]], which is output 0 of Add, is at version 1; expected "
+                          "version 0 instead. Hint: enable anomaly detection to find the operation that failed to "
+                          "compute its gradient, with ember.autograd.set_detect_anomaly(True, check_nan=False).")
+    assert "saved by PowBackward0 and last modified by add_ at " in msg
+    b = a.sigmoid()  # saves its output: named after the op that made it, not the in-place op
+    b.mul_(2)
+    with pytest.raises(RuntimeError, match=r"\[ember.FloatTensor \[2\]\], which is output 0 of Sigmoid, is at "
+                                           r"version 1; expected version 0 instead"):
+        b.sum().backward()
+
+
+def test_legacy_variable_returns_a_detached_tensor():
+    from ember.autograd import Variable
+    t = ember.ones(2)
+    v = Variable(t, requires_grad=True)
+    assert type(v) is ember.Tensor and v is not t
+    assert v.requires_grad and v.is_leaf and not t.requires_grad
+    assert isinstance(t, Variable) and not isinstance(3, Variable)
+    v2 = Variable(v * 2)
+    assert not v2.requires_grad and v2.grad_fn is None and v2.tolist() == [2.0, 2.0]
+    assert Variable().shape == (0,)
+    with pytest.raises(TypeError, match="^Variable data has to be a tensor, but got int$"):
+        Variable(3)
+    with pytest.warns(UserWarning, match="volatile was removed"):
+        Variable(t, volatile=True)
+
+
+def test_backward_with_create_graph_warns_once_about_the_grad_cycle(monkeypatch):
+    import ember.autograd as A
+    monkeypatch.setattr(A, "_WARNED_CYCLE", [False])
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.warns(UserWarning, match="^Using backward\\(\\) with create_graph=True will create a reference cycle") \
+            as rec:
+        (x ** 2).sum().backward(create_graph=True)
+    assert rec[0].filename == __file__
+    assert x.grad.requires_grad and x.grad.tolist() == [2.0, 4.0]
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x.grad = None
+        (x ** 2).sum().backward(create_graph=True)  # once per process, as torch
+        ember.autograd.grad((x ** 2).sum(), x, create_graph=True)  # autograd.grad never warns
+
+
+def test_grad_with_batched_grad_outputs_gives_rows_of_the_jacobian():
+    x = ember.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x ** 2
+    (jac,) = ember.autograd.grad(y, x, ember.eye(3), is_grads_batched=True)
+    np.testing.assert_allclose(jac.numpy(), np.diag([2.0, 4.0, 6.0]))
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        ember.autograd.grad(y.sum(), x)  # the graph was freed after the last row
+
+
+def test_grad_fn_exposes_saved_self_other_and_result():
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    assert y.grad_fn._saved_self is x and y.grad_fn._saved_other is x
+    e = x.exp()
+    r = e.grad_fn._saved_result
+    assert r is not e and r.tolist() == e.tolist() and r.grad_fn is e.grad_fn
+    with pytest.raises(AttributeError, match="'ExpBackward0' object has no attribute '_saved_self'"):
+        e.grad_fn._saved_self
+    e.sum().backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        e.grad_fn._saved_result

@@ -222,3 +222,91 @@ def test_metadata_dict_on_node():
     y = _x() * 2
     y.grad_fn.metadata["tag"] = 1
     assert y.grad_fn.metadata == {"tag": 1}
+
+
+def test_hook_changing_size_or_dtype_or_returning_non_tensor_raises_torch_errors():
+    def halve(g):
+        return g[:1]
+
+    x = _x()
+    y = x * 2
+    y.register_hook(halve)
+    with pytest.raises(RuntimeError, match="^hook 'halve' has changed the size of value$"):
+        y.sum().backward()
+    x = _x()
+    x.register_hook(lambda g: g.double())
+    with pytest.raises(RuntimeError, match=r"^hook '<lambda>' has changed the type of value \(was ember.FloatTensor "
+                                           r"got ember.DoubleTensor\)$"):
+        (x * 2).sum().backward()
+    x = _x()
+    x.register_hook(lambda g: 3)
+    with pytest.raises(TypeError, match="^expected Variable, but hook returned 'int'$"):
+        (x * 2).sum().backward()
+
+
+def test_saved_tensors_hooks_pack_on_save_and_unpack_in_backward():
+    from ember.autograd import Function
+    from ember.autograd.graph import save_on_cpu, saved_tensors_hooks
+
+    class Twice(Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            return g * a  # deliberately a * g, to see the unpacked value
+
+    log = []
+    x = _x()
+    with saved_tensors_hooks(lambda t: log.append("pack") or t.detach().numpy().copy(),
+                             lambda arr: log.append("unpack") or ember.from_numpy(arr)):
+        y = x * x              # saves x twice
+        w = Twice.apply(x)     # saves x once
+    assert log == ["pack"] * 3
+    (y.sum() + w.sum()).backward()
+    assert log.count("unpack") == 3
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 6.0])  # 2x + x
+    x.grad = None
+    with save_on_cpu():
+        z = (x.exp() * x).sum()
+    z.backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp([1.0, 2.0]) * [2.0, 3.0], rtol=1e-6)  # e^x (1 + x)
+    with saved_tensors_hooks(lambda t: t, lambda t: 3):
+        q = x.exp().sum()
+    with pytest.raises(TypeError, match="unpack_hook expected to be a Tensor but got result of type int"):
+        q.backward()
+
+
+def test_saved_tensors_hooks_keep_double_backward_working():
+    from ember.autograd.graph import saved_tensors_hooks
+    x = ember.tensor([0.5, 1.0], requires_grad=True)
+    with saved_tensors_hooks(lambda t: t.clone(), lambda t: t):
+        (g,) = ember.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    g.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 6.0])  # 6x
+
+
+def test_hook_handles_are_removable_handles():
+    x = _x()
+    assert type(x.register_hook(lambda g: g)).__name__ == "RemovableHandle"
+    assert type((x * 2).grad_fn.register_hook(lambda gi, go: None)).__name__ == "RemovableHandle"
+
+
+def test_disable_saved_tensors_hooks_and_increment_version():
+    from ember.autograd.graph import disable_saved_tensors_hooks, increment_version, saved_tensors_hooks
+    with disable_saved_tensors_hooks("no hooks here"):
+        with pytest.raises(RuntimeError, match="^no hooks here$"):
+            with saved_tensors_hooks(lambda t: t, lambda t: t):
+                pass
+    with saved_tensors_hooks(lambda t: t, lambda t: t):  # allowed again outside
+        pass
+    x = ember.ones(2)
+    increment_version(x)
+    increment_version([x, x])
+    assert x._version == 3
+    with ember.autograd.set_multithreading_enabled(False):
+        (x.requires_grad_() * 2).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]

@@ -694,3 +694,27 @@ def test_non_contiguous_parameter():
     p.grad = ember.ones(4, 3, dtype=ember.float64)
     opt.step()
     np.testing.assert_allclose(base.numpy(), np.arange(12.0).reshape(3, 4) - 0.1, rtol=1e-7)
+
+
+def test_adafactor_first_step_matches_the_factored_update():
+    w = ember.nn.Parameter(ember.tensor([[1.0, -1.0], [2.0, 0.5]]))
+    v = ember.nn.Parameter(ember.tensor([1.0, 2.0]))
+    opt = ember.optim.Adafactor([w, v], lr=0.01)
+    gw = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
+    w.grad = ember.tensor(gw)
+    v.grad = ember.tensor([-3.0, 0.5])
+    opt.step()
+    # step 1: the estimates are the first squared gradients; rho = min(lr, 1) = 0.01
+    row, col = (gw ** 2).mean(1, keepdims=True), (gw ** 2).mean(0, keepdims=True)
+    update = gw / np.sqrt(row @ col / row.mean())
+    update /= max(1.0, np.sqrt((update ** 2).mean()))
+    w0 = np.array([[1.0, -1.0], [2.0, 0.5]])
+    alpha = max(1e-3, np.sqrt((w0 ** 2).mean())) * 0.01
+    np.testing.assert_allclose(w.detach().numpy(), w0 - alpha * update, rtol=1e-5)
+    # a vector: the update is g / |g| = sign(g), scaled by RMS(v) * rho
+    np.testing.assert_allclose(v.detach().numpy(), [1.0 + np.sqrt(2.5) * 0.01, 2.0 - np.sqrt(2.5) * 0.01], rtol=1e-6)
+    st = opt.state[w]
+    assert sorted(st) == ["col_var", "row_var", "step"] and st["row_var"].shape == (2, 1)
+    assert sorted(opt.state[v]) == ["step", "variance"] and float(st["step"]) == 1.0
+    with pytest.raises(ValueError, match="^Clipping threshold d should be >= 1 but is: 0.5$"):
+        ember.optim.Adafactor([v], d=0.5)

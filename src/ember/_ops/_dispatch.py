@@ -24,7 +24,7 @@ class Op:
     The engine sums gradients over broadcast dimensions and casts them to each input's dtype, so a backward
     may return a gradient in the broadcast shape.
     """
-    __slots__ = ("name", "fwd", "bwd", "save", "nout", "extra", "node_name")
+    __slots__ = ("name", "fwd", "bwd", "save", "nout", "extra", "node_name", "node_cls")
 
     def __init__(self, name, fwd, bwd=None, save=SAVE_NONE, nout=1, extra=False, node_name=None):
         self.name = name
@@ -34,6 +34,7 @@ class Op:
         self.nout = nout
         self.extra = extra
         self.node_name = node_name or "".join(p.capitalize() for p in name.split("_")) + "Backward0"
+        self.node_cls = [None, None]  # the graph node classes of single- and multi-output calls, made on first use
 
     def __repr__(self):
         return f"Op({self.name})"

@@ -3,10 +3,11 @@ from . import grad_mode, graph
 from .engine import run_backward
 from .gradcheck import gradcheck, gradgradcheck
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
-                        set_grad_enabled)
+                        set_grad_enabled, set_multithreading_enabled)
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "Function", "gradcheck", "gradgradcheck", "detect_anomaly", "set_detect_anomaly", "functional"]
+           "Function", "gradcheck", "gradgradcheck", "detect_anomaly", "set_detect_anomaly", "functional", "Variable",
+           "set_multithreading_enabled"]
 
 
 def _as_tuple(x):
@@ -47,6 +48,20 @@ def _check_outputs(outputs):
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
 
 
+_WARNED_CYCLE = [False]  # torch gives this warning once per process
+
+
+def _warn_cycle():
+    import warnings
+    _WARNED_CYCLE[0] = True
+    from .engine import _user_stacklevel
+    warnings.warn("Using backward() with create_graph=True will create a reference cycle between the parameter and "
+                  "its gradient which can cause a memory leak. We recommend using autograd.grad when creating the "
+                  "graph to avoid this. If you have to use this function, make sure to reset the .grad fields of "
+                  "your parameters to None after use to break the cycle and avoid the leak.", UserWarning,
+                  stacklevel=_user_stacklevel())
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
     """Same as `torch.autograd.backward`."""
     tensors = _as_tuple(tensors)
@@ -57,6 +72,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         retain_graph = create_graph
     _check_outputs(tensors)
     grads = _make_grads(tensors, grad_tensors)
+    if create_graph and not _WARNED_CYCLE[0]:
+        _warn_cycle()
     inputs = _as_tuple(inputs)
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
@@ -81,6 +98,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                          "but got: allow_unused=False.")
     if retain_graph is None:
         retain_graph = create_graph
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
     for t in inputs:
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
@@ -88,18 +108,33 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     grads = _make_grads(outputs, grad_outputs)
     results = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs, accumulate=False)
     out = []
-    for t, g in zip(inputs, results):
+    for i, (t, g) in enumerate(zip(inputs, results)):
         if g is None:
             if materialize_grads:
                 from .._ops.creation import zeros_like
                 g = zeros_like(t)
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
-                                   "Set allow_unused=True if this is the desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
         elif not create_graph and g._requires_grad:
             g = g.detach()
         out.append(g)
     return tuple(out)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
+    """grad with is_grads_batched: one backward per entry of the grad_outputs' first dimension, results stacked."""
+    sizes = {g.shape[0] for g in grad_outputs if g is not None}
+    if len(sizes) != 1:
+        raise RuntimeError("Expected all grad_outputs to be batched (have a leading batch dimension of the same size)")
+    n = sizes.pop()
+    rows = []
+    for b in range(n):
+        gs = tuple(None if g is None else g[b] for g in grad_outputs)
+        rows.append(grad(outputs, inputs, gs, retain_graph=retain_graph or b < n - 1, create_graph=create_graph,
+                         allow_unused=allow_unused, materialize_grads=materialize_grads))
+    from .._ops.join import stack
+    return tuple(None if col[0] is None else stack(col) for col in zip(*rows))
 
 
 def __getattr__(name):
@@ -109,6 +144,8 @@ def __getattr__(name):
         return getattr(importlib.import_module(".function", __name__), name)
     if name in ("detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled"):
         return getattr(importlib.import_module(".anomaly_mode", __name__), name)
-    if name in ("functional", "forward_ad"):
+    if name == "Variable":
+        return importlib.import_module(".variable", __name__).Variable
+    if name in ("functional", "forward_ad", "variable"):
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'ember.autograd' has no attribute '{name}'")

@@ -1,5 +1,5 @@
-"""Anomaly detection: the engine checks every backward result for NaN and reports where the failing node's
-forward ran (torch prints that traceback as a warning; ember puts it in the error message)."""
+"""Anomaly detection: the engine checks every backward result for NaN and, when a node's backward fails, warns
+where that node's forward ran (as torch does) before the error propagates."""
 import functools
 import warnings
 

@@ -1,6 +1,6 @@
 """The backward engine: runs graph nodes in dependency order (iteratively, never by recursion)."""
 from .grad_mode import GRAD
-from .graph import _ANOMALY, AccumulateGrad, OpNode, grad_accumulator
+from .graph import _ANOMALY, _SINGLE, AccumulateGrad, grad_accumulator
 
 __all__ = ["run_backward"]
 
@@ -106,7 +106,23 @@ def _call_tensor_hooks(hooks, grads):
             continue
         r = hook(g)
         if r is not None:
+            if r.__class__ is not g.__class__ or r._data.shape != g._data.shape or r._data.dtype != g._data.dtype:
+                _check_hook_result(hook, g, r)
             grads[nr] = r
+
+
+def _check_hook_result(hook, g, r):
+    """torch's errors for a tensor hook that returned something other than a same-typed, same-sized gradient."""
+    from .._tensor import Tensor
+    if not isinstance(r, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+    name = getattr(hook, "__name__", type(hook).__name__)
+    if r._data.dtype != g._data.dtype:
+        from .._tensor_str import legacy_type_name
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {legacy_type_name(g)} got "
+                           f"{legacy_type_name(r)})")
+    if r._data.shape != g._data.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
 
 
 def _before(node, x, gbuf, needed, capture, results):
@@ -130,11 +146,31 @@ def _check_nan(node, grads):
         if g is not None and g._data.dtype.kind in "fc":
             xp = g._data
             if (xp != xp).any():
-                msg = f"Function '{node.name()}' returned nan values in its {i}th output."
-                trace = getattr(node, "_trace", None)
-                if trace:
-                    msg += "\nTraceback of forward call that caused the error:\n" + "".join(trace)
-                raise RuntimeError(msg)
+                raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+
+
+def _warn_anomaly(node):
+    """Anomaly mode's warning for an error raised while running `node`: where its forward ran."""
+    import warnings
+    trace = getattr(node, "_trace", None)
+    if trace:
+        where = "Traceback of forward call that caused the error:\n" + "".join(trace)
+    else:
+        where = "No forward pass information available. Enable detect anomaly during forward pass for more information."
+    warnings.warn(f"Error detected in {node.name()}. {where}", UserWarning, stacklevel=_user_stacklevel())
+
+
+def _user_stacklevel():
+    """The stacklevel of the innermost caller outside ember, so that a warning points at the user's line."""
+    import sys
+
+    from .graph import _PKG_DIR
+    f = sys._getframe(1)
+    level = 1
+    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+        f = f.f_back
+        level += 1
+    return level
 
 
 def run_backward(tensors, grads, retain_graph, create_graph, inputs=None, accumulate=True, allow_unused=True):
@@ -174,7 +210,7 @@ def run_backward(tensors, grads, retain_graph, create_graph, inputs=None, accumu
 
     prev = GRAD[0]
     GRAD[0] = bool(create_graph)
-    g = r = None
+    g = r = node = None
     try:
         ready = [n for n in dict.fromkeys(roots) if deps.get(n, 0) == 0]
         plain = needed is None and capture is None
@@ -187,7 +223,7 @@ def run_backward(tensors, grads, retain_graph, create_graph, inputs=None, accumu
             if x is not None or not plain:
                 run, gbuf = _before(node, x, gbuf, needed, capture, results)
             if run and (gbuf[0] is not None if len(gbuf) == 1 else any(v is not None for v in gbuf)):
-                if node.__class__ is OpNode:  # a built-in op: its backward directly
+                if node.__class__ in _SINGLE:  # a built-in single-output op: its backward directly
                     out = node.op.bwd(node, gbuf[0])
                     if out.__class__ is not tuple:
                         out = (out,)
@@ -229,6 +265,10 @@ def run_backward(tensors, grads, retain_graph, create_graph, inputs=None, accumu
                 if d == 0:
                     ready.append(fn)
             out = g = r = None  # hold no gradient across nodes: AccumulateGrad counts references (graph._owns)
+    except Exception:
+        if _ANOMALY[0] and node is not None:
+            _warn_anomaly(node)
+        raise
     finally:
         GRAD[0] = prev
     return results

@@ -19,7 +19,8 @@ import warnings
 from .._backend import XP
 from .._tensor import Tensor
 from .grad_mode import GRAD
-from .graph import _ANOMALY, _FREED, _FREED_MSG, Node, _NodeExtras, bump_version, counter, grad_accumulator, version_error
+from .graph import (_ANOMALY, _FREED, _FREED_MSG, _SAVED_HOOKS, Node, _NodeExtras, _Packed, bump_version, counter,
+                    grad_accumulator, version_error)
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "InplaceFunction", "once_differentiable"]
 
@@ -96,12 +97,14 @@ class BackwardCFunction(Node, FunctionCtx):
 def _unpack(node, s):
     if s is None:
         return None
+    if s.__class__ is _Packed:
+        return s.tensors()[0]
     if s[0] is None:  # an output: rebuilt around its array, with this node as its history
         _, data, vc, version, nr, rg = s
         t = Tensor._make(data)
         t._vc = vc
         if vc.v != version:
-            raise version_error(t, version, node.name())
+            raise version_error(t, version, node.name(), (node, nr))
         if rg:
             t._requires_grad = True
             t._grad_fn = node
@@ -363,6 +366,9 @@ def _pack_saved(ctx, outs):
     for t in to_save:
         if t is None:
             saved.append(None)
+            continue
+        if _SAVED_HOOKS:
+            saved.append(_Packed([t]))
             continue
         c = t._vc or counter(t)
         c.saved = True

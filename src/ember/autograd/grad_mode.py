@@ -9,7 +9,7 @@ import inspect
 import warnings
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled"]
+           "is_inference_mode_enabled", "set_multithreading_enabled"]
 
 # The one flag every op reads; a list so that `from .grad_mode import GRAD` sees updates.
 GRAD = [True]
@@ -132,6 +132,28 @@ class set_grad_enabled:
 
     def clone(self):
         return set_grad_enabled(self.mode)
+
+
+class set_multithreading_enabled:
+    """Same as `torch.autograd.set_multithreading_enabled`: ember's engine is single-threaded, so this only
+    records the setting."""
+    __slots__ = ("prev", "mode")
+    enabled = [True]
+
+    def __init__(self, mode):
+        self.prev = self.enabled[0]
+        self.mode = bool(mode)
+        self.enabled[0] = self.mode
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        self.enabled[0] = self.prev
+        return False
+
+    def clone(self):
+        return set_multithreading_enabled(self.mode)
 
 
 class inference_mode:

@@ -7,7 +7,7 @@ import numpy as np
 
 from .grad_mode import GRAD
 
-__all__ = ["Node"]
+__all__ = ["Node", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "increment_version"]
 
 _ANOMALY = [False, True]  # [detect_anomaly enabled, check_nan]
 
@@ -69,15 +69,116 @@ def _type_string(t):
     return f"[{legacy_type_name(t)} [{', '.join(str(s) for s in t.shape)}]]"
 
 
-def version_error(t, saved_version, node_name):
+def _short_name(node):
+    # torch 2.13 names the producing op without the "Backward0" suffix: AddBackward0 -> Add, TBackward1 -> T1
+    name = node.name()
+    return name.replace("Backward0", "") if name.endswith("Backward0") else name.replace("Backward", "")
+
+
+def version_error(t, saved_version, node_name, output_of=None):
+    """torch's error for a saved tensor modified in place; output_of=(node, nr) names the node that saved it as
+    its output (the tensor's own grad_fn may since have been rewritten by the in-place op)."""
     c = t._vc
-    who = f", which is output {t._output_nr} of {t._grad_fn.name()}," if t._grad_fn is not None else ""
+    if output_of is None and t._grad_fn is not None:
+        output_of = (t._grad_fn, t._output_nr)
+    who = f", which is output {output_of[1]} of {_short_name(output_of[0])}," if output_of is not None else ""
     msg = (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
            f"{_type_string(t)}{who} is at version {c.v}; expected version {saved_version} instead. "
-           f"Hint: the tensor was saved by {node_name}.")
-    if c.last is not None:
-        msg += f" It was last modified by {c.last[0]} at {c.last[1]}."
+           f"Hint: enable anomaly detection to find the operation that failed to compute its gradient, with "
+           f"ember.autograd.set_detect_anomaly(True, check_nan=False). The tensor was saved by {node_name}")
+    msg += f" and last modified by {c.last[0]} at {c.last[1]}." if c.last is not None else "."
     return RuntimeError(msg)
+
+
+# NOTE [ Saved tensor hooks ]
+# Inside `saved_tensors_hooks(pack, unpack)`, every tensor a graph node saves is stored as pack(tensor) and handed
+# to backward as unpack(packed), as torch does. Such values are not checked against in-place changes (the hooks
+# decide what is kept). The stack is empty outside the context managers: record() pays one list test.
+_SAVED_HOOKS = []
+
+
+class _Packed:
+    """Saved tensors as the innermost active pack hook made them, with the unpack hook to restore them (once:
+    a backward formula may read its saved inputs several times)."""
+    __slots__ = ("values", "unpack", "unpacked")
+
+    def __init__(self, tensors):
+        pack, self.unpack = _SAVED_HOOKS[-1]
+        self.values = [None if t is None else pack(t) for t in tensors]
+        self.unpacked = None
+
+    def tensors(self):
+        if self.unpacked is None:
+            self.unpacked = [None if v is None else _unpacked(self.unpack(v)) for v in self.values]
+        return self.unpacked
+
+
+def _unpacked(t):
+    from .._tensor import Tensor
+    if not isinstance(t, Tensor):
+        raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                        f"{type(t).__name__}")
+    return t
+
+
+class saved_tensors_hooks:
+    """Same as `torch.autograd.graph.saved_tensors_hooks`: pack_hook(tensor) runs when a tensor is saved for
+    backward, unpack_hook(packed) when backward uses it."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if _HOOKS_DISABLED:
+            raise RuntimeError(_HOOKS_DISABLED[-1])
+        _SAVED_HOOKS.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc):
+        _SAVED_HOOKS.pop()
+
+
+_HOOKS_DISABLED = []  # error messages of the active disable_saved_tensors_hooks blocks
+
+
+class disable_saved_tensors_hooks:
+    """Same as `torch.autograd.graph.disable_saved_tensors_hooks`: entering saved_tensors_hooks inside raises
+    RuntimeError(error_message)."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        _HOOKS_DISABLED.append(self.error_message)
+        return self
+
+    def __exit__(self, *exc):
+        _HOOKS_DISABLED.pop()
+
+
+def increment_version(tensor):
+    """Same as `torch.autograd.graph.increment_version`: bumps the version counter of a tensor (or of each
+    tensor of an iterable), as an in-place op would."""
+    from .._tensor import Tensor
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        bump_version(t, "increment_version")
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Same as `torch.autograd.graph.save_on_cpu`: saved tensors live on the CPU until backward needs them."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        def pack(t):
+            cpu = t.detach().cpu()
+            if pin_memory and t.device.type != "cpu":
+                cpu = cpu.pin_memory()
+            return t.device, cpu
+
+        def unpack(packed):
+            device, t = packed
+            return t.to(device, non_blocking=pin_memory)
+        super().__init__(pack, unpack)
 
 
 class _NodeExtras:
@@ -143,7 +244,7 @@ class Node:
         if x.post is None:
             x.post = []
         x.post.append(fn)
-        return _Handle(x.post, fn)
+        return RemovableHandle(x.post, fn)
 
     def register_prehook(self, fn):
         """fn(grad_outputs) runs before this node; it may return replacement grad_outputs."""
@@ -151,18 +252,18 @@ class Node:
         if x.pre is None:
             x.pre = []
         x.pre.append(fn)
-        return _Handle(x.pre, fn)
+        return RemovableHandle(x.pre, fn)
 
     def _register_tensor_hook(self, output_nr, fn):
         x = self._extras()
         if x.tensor is None:
             x.tensor = []
         x.tensor.append((output_nr, fn))
-        return _Handle(x.tensor, (output_nr, fn))
+        return RemovableHandle(x.tensor, (output_nr, fn))
 
 
-class _Handle:
-    """Same as `torch.utils.hooks.RemovableHandle`."""
+class RemovableHandle:
+    """Same as `torch.utils.hooks.RemovableHandle` (the handle tensor and node hooks return)."""
     __slots__ = ("_list", "_item")
 
     def __init__(self, lst, item):
@@ -182,6 +283,9 @@ class _Handle:
         self.remove()
 
 
+_Handle = RemovableHandle  # the name ember._tensor uses
+
+
 class OpNode(Node):
     """The grad_fn of a built-in op: holds the op, its non-tensor arguments and what it saved."""
     __slots__ = ("op", "attrs", "extra", "_saved", "_versions", "_saved_out")
@@ -195,6 +299,8 @@ class OpNode(Node):
         saved = self._saved
         if saved is _FREED:
             raise RuntimeError(_FREED_MSG)
+        if saved.__class__ is _Packed:
+            return saved.tensors()
         for t, v in zip(saved, self._versions):
             if t._vc.v != v:
                 raise version_error(t, v, self.name())
@@ -210,12 +316,14 @@ class OpNode(Node):
         if saved is _FREED:
             raise RuntimeError(_FREED_MSG)
         from .._tensor import Tensor
+        if saved.__class__ is _Packed:  # unpacked outputs still carry this node as history under create_graph
+            saved = [(t._data, counter(t), counter(t).v) for t in saved.tensors()]
         res = []
         for i, (data, vc, v) in enumerate(saved):
             if vc.v != v:
                 t = Tensor._make(data)
                 t._vc = vc
-                raise version_error(t, v, self.name())
+                raise version_error(t, v, self.name(), (self, i))
             t = Tensor._make(data)
             t._vc = vc
             if GRAD[0]:  # create_graph: the output carries this node as its history
@@ -232,6 +340,33 @@ class OpNode(Node):
     @property
     def needs_input_grad(self):
         return tuple(fn is not None for fn, _ in self.next_functions)
+
+    # torch's grad_fn._saved_self / _saved_other / _saved_result, for the ops that save them. Properties, not a
+    # __getattr__: a class with __getattr__ gets a slower attribute lookup for every attribute (measured +10% on
+    # the graph building of small ops)
+    @property
+    def _saved_self(self):
+        return self._saved_input(0, "_saved_self")
+
+    @property
+    def _saved_other(self):
+        return self._saved_input(1, "_saved_other")
+
+    @property
+    def _saved_result(self):
+        if self._saved_out is None:
+            raise AttributeError(f"'{self.name()}' object has no attribute '_saved_result'")
+        t = self.outputs[0]
+        if t._grad_fn is None:
+            t._requires_grad = True
+            t._grad_fn = self
+        return t
+
+    def _saved_input(self, i, name):
+        saved = self.inputs if self._saved is not None else ()
+        if i < len(saved):
+            return saved[i]
+        raise AttributeError(f"'{self.name()}' object has no attribute '{name}'")
 
     def apply(self, grads):
         g = grads[0] if self.nout == 1 else grads
@@ -250,6 +385,9 @@ class AccumulateGrad(Node):
     """Accumulates incoming gradients into a leaf's .grad."""
     __slots__ = ("_var", "_edge")
     _name = "torch::autograd::AccumulateGrad"
+
+    def __repr__(self):
+        return f"<AccumulateGrad object at {id(self):#x}>"
 
     def __init__(self, t):
         self.next_functions = ()
@@ -314,6 +452,29 @@ class OpNodeN(OpNode):
     __slots__ = ("nout",)
 
 
+# NOTE [ Node classes ]
+# As in torch, type(y.grad_fn).__name__ is the node's name (MulBackward0, CopySlices): each node name gets its own
+# slot-less subclass of OpNode / OpNodeN, made on first use and kept on the Op (op.node_cls: a dict lookup per
+# recorded op measured 10% of a small op's graph-building time). The engine runs single-output built-in nodes by
+# calling op.bwd directly; it recognizes them by membership in _SINGLE.
+_NODE_CLS = ({}, {})  # single-output, several-output: node name -> class
+_SINGLE = set()
+
+
+def _node_class(op, multi):
+    """The node class of op's single-output (multi False) or several-output calls."""
+    name = op.node_name
+    cls = _NODE_CLS[multi].get(name)
+    if cls is None:
+        cls = type(name.rsplit("::", 1)[-1], (OpNodeN if multi else OpNode,), {"__slots__": ()})
+        cls.__module__ = "ember.autograd.graph"
+        _NODE_CLS[multi][name] = cls
+        if not multi:
+            _SINGLE.add(cls)
+    op.node_cls[multi] = cls
+    return cls
+
+
 def _edge(t):
     if not t._requires_grad:
         return _NO_EDGE
@@ -332,9 +493,9 @@ _NO_EDGE = (None, 0)
 def record(op, inputs, attrs, out, extra, nout):
     """Build the grad_fn for an op whose inputs require grad; returns the output tensor(s)."""
     if nout == 1:
-        node = _new(OpNode)
+        node = _new(op.node_cls[0] or _node_class(op, False))
     else:
-        node = _new(OpNodeN)
+        node = _new(op.node_cls[1] or _node_class(op, True))
         node.nout = nout
     node.op = op
     node.attrs = attrs
@@ -353,7 +514,7 @@ def record(op, inputs, attrs, out, extra, nout):
             edges.append(_edge(t))
     node.next_functions = tuple(edges)
     node._meta = meta
-    if op.save & 1:
+    if op.save & 1 and not _SAVED_HOOKS:
         vs = []
         for t in inputs:
             c = t._vc
@@ -363,6 +524,8 @@ def record(op, inputs, attrs, out, extra, nout):
             vs.append(c.v)
         node._saved = inputs
         node._versions = vs
+    elif op.save & 1:
+        node._saved = _Packed(inputs)
     else:
         node._saved = None
     if nout == 1:
@@ -380,13 +543,15 @@ def record(op, inputs, attrs, out, extra, nout):
                 y._grad_fn = node
                 y._output_nr = i
         result = outs
-    if op.save & 2:
+    if op.save & 2 and not _SAVED_HOOKS:
         so = []
         for y in outs:
             c = y._vc = _Version()
             c.saved = True
             so.append((y._data, c, 0))
         node._saved_out = so
+    elif op.save & 2:
+        node._saved_out = _Packed(outs)
     else:
         node._saved_out = None
     return result

@@ -1,6 +1,7 @@
 """ember.optim: optimizers and learning-rate schedulers, as torch.optim."""
 from . import lr_scheduler
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam
 from .adamax import Adamax
@@ -19,6 +20,7 @@ __all__ = [
            "LBFGS",
            "SGD",
            "Adadelta",
+           "Adafactor",
            "Adagrad",
            "Adam",
            "AdamW",
@@ -29,4 +31,13 @@ __all__ = [
            "RMSprop",
            "Rprop",
            "lr_scheduler",
+           "swa_utils",
 ]
+
+
+def __getattr__(name):
+    # swa_utils builds on nn: loaded on first use, keeping `import ember.optim` free of nn
+    if name == "swa_utils":
+        import importlib
+        return importlib.import_module(".swa_utils", __name__)
+    raise AttributeError(f"module 'ember.optim' has no attribute '{name}'")
