@@ -203,6 +203,14 @@ def test_unfold_fold_roundtrip_counts_overlaps():
      "Invalid padding string: 'foo'"),
     (lambda: F.conv2d(ember.randn(1, 3, 5, 5, dtype=ember.float64), ember.randn(8, 3, 3, 3)),
      "expected scalar type Double but found Float"),
+    # a double input through a float layer with bias: torch compares the bias first
+    (lambda: F.conv2d(ember.randn(1, 3, 5, 5, dtype=ember.float64), ember.randn(8, 3, 3, 3), ember.randn(8)),
+     "Input type (double) and bias type (float) should be the same"),
+    (lambda: F.conv1d(ember.randn(1, 3, 5), ember.randn(8, 3, 3).half(), ember.randn(8).half()),
+     "Input type (float) and bias type (c10::Half) should be the same"),
+    (lambda: F.conv2d(ember.randn(1, 3, 5, 5, dtype=ember.float64), ember.randn(8, 3, 3, 3), ember.randn(8),
+                      padding="same"),
+     "expected scalar type Double but found Float"),
     (lambda: F.conv2d(ember.randn(1, 4, 5, 5), ember.randn(9, 2, 3, 3), groups=2),
      ("Given groups=2, expected weight to be divisible by 2 at dimension 0, but got weight of size [[9, 2, 3, 3]] "
      "instead")),

@@ -174,3 +174,20 @@ def test_embedding_double_backward_keeps_padding_and_frequency_scaling():
     assert_close(gw, expected)
     gw.sum().backward()
     assert w.grad[0].tolist() == [0.0, 0.0, 0.0]
+
+
+def test_embedding_bag_offset_errors():
+    w = ember.randn(10, 3)
+    idx = ember.tensor([1, 2, 3, 4, 5, 6])
+    with pytest.raises(RuntimeError, match=r"offsets\[0\] has to be 0, i.e., the first sequence in the mini-batch "
+                                           r"has to start from position 0. However, got 2\n\[ torch.LongTensor\{\} \]"):
+        F.embedding_bag(idx, w, ember.tensor([2, 4]))
+    with pytest.raises(RuntimeError, match=r"offsets\[-1\] can not be greater than input's length 6 but got "
+                                           r"offsets\[-1\] of 7"):
+        F.embedding_bag(idx, w, ember.tensor([0, 2, 7]), include_last_offset=True)
+    with pytest.raises(RuntimeError, match="but got torch.FloatTensor instead"):
+        F.embedding_bag(idx, w, ember.tensor([0.0, 2.0]))
+    # an offset equal to the input's length is an empty last bag; int32 offsets are accepted
+    out = F.embedding_bag(idx, w, ember.tensor([0, 6], dtype=ember.int32))
+    assert_close(out[0], w[1:7].mean(0))
+    assert_close(out[1], np.zeros(3, np.float32))

@@ -9,6 +9,7 @@ import ember
 from ember import nn
 from ember.nn.modules.lazy import LazyModuleMixin
 from ember.nn.parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter, is_lazy
+from tests.helpers import assert_close
 
 
 def test_uninitialized_parameter():
@@ -155,3 +156,52 @@ def test_lazy_module_conversion_before_init():
     assert is_lazy(m.weight) and m.weight.dtype == ember.float64
     y = m(ember.ones(2, 4, dtype=ember.float64))
     assert y.dtype == ember.float64 and m.weight.dtype == ember.float64 and m.weight.shape == (3, 4)
+
+
+@pytest.mark.parametrize("name,final,x", [
+    ("LazyBatchNorm1d", "BatchNorm1d", (4, 3)),
+    ("LazyBatchNorm2d", "BatchNorm2d", (2, 3, 4, 4)),
+    ("LazyBatchNorm3d", "BatchNorm3d", (2, 3, 2, 2, 2)),
+    ("LazyInstanceNorm1d", "InstanceNorm1d", (2, 3, 5)),
+    ("LazyInstanceNorm2d", "InstanceNorm2d", (2, 3, 4, 4)),
+    ("LazyInstanceNorm3d", "InstanceNorm3d", (2, 3, 2, 2, 2)),
+])
+def test_lazy_norms(name, final, x):
+    m = getattr(nn, name)()
+    assert repr(m) == f"{name}(0, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
+    assert list(m.state_dict()) == ["weight", "bias", "running_mean", "running_var", "num_batches_tracked"]
+    x = ember.randn(*x)
+    m(x)
+    assert type(m).__name__ == final
+    assert [tuple(p.shape) for p in m.parameters()] == [(3,), (3,)]
+    assert_close(m.weight, np.ones(3, np.float32))
+    assert m.running_var.shape == (3,)
+    if final.startswith("Batch"):
+        assert int(m.num_batches_tracked) == 1
+        dims = (0,) + tuple(range(2, x.dim()))
+        assert_close(m.running_mean, 0.1 * x.mean(dims).numpy(), atol=1e-6)
+
+
+def test_lazy_norm_options_and_loading():
+    m = nn.LazyBatchNorm1d(affine=False, momentum=None)
+    assert list(m.state_dict()) == ["running_mean", "running_var", "num_batches_tracked"]
+    m(ember.ones(2, 3))
+    assert repr(m) == "BatchNorm1d(3, eps=1e-05, momentum=None, affine=False, bias=False, track_running_stats=True)"
+    m = nn.LazyInstanceNorm2d(affine=False, track_running_stats=False)
+    assert list(m.state_dict()) == []
+    m = nn.LazyBatchNorm2d()
+    m.load_state_dict(nn.BatchNorm2d(5).state_dict())
+    assert m.weight.shape == (5,) and m.running_mean.shape == (5,)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_lazy_conv_transpose(d):
+    m = getattr(nn, f"LazyConvTranspose{d}d")(4, 3, stride=2, output_padding=1, bias=False)
+    assert list(m.state_dict()) == ["weight"]
+    y = m(ember.randn(2, 3, *([4] * d)))
+    assert type(m).__name__ == f"ConvTranspose{d}d"
+    assert m.in_channels == 3 and tuple(m.weight.shape) == (3, 4) + (3,) * d
+    assert tuple(y.shape) == (2, 4) + (10,) * d
+    g = nn.LazyConvTranspose2d(4, 3, groups=2)
+    g(ember.randn(1, 2, 3, 3))
+    assert tuple(g.weight.shape) == (2, 2, 3, 3) and tuple(g.bias.shape) == (4,)

@@ -79,6 +79,9 @@ def test_linear_bfloat16_keeps_dtype():
 def test_linear_errors():
     with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(3x4 and 5x5\)"):
         F.linear(ember.randn(3, 4), ember.randn(5, 5))
+    # mat2 is the transposed weight: (in_features x out_features)
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(6x100 and 256x32\)"):
+        ember.nn.Linear(256, 32)(ember.randn(3, 2, 100))
     with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype, but got: float != double"):
         F.linear(ember.randn(3, 4), ember.randn(5, 4).double())
     with pytest.raises(RuntimeError, match=r"The expanded size of the tensor \(5\) must match the existing size \(4\)"):
@@ -139,3 +142,22 @@ def test_bilinear_module():
     ref = np.einsum("ni,oij,nj->no", x1.numpy(), m.weight.detach().numpy(), x2.numpy()) + m.bias.detach().numpy()
     assert_close(m(x1, x2), ref, atol=1e-5)
     assert repr(m) == "Bilinear(in1_features=3, in2_features=2, out_features=4, bias=True)"
+
+
+def test_linear_dtype_mismatch_messages_follow_addmm():
+    w, b = ember.ones(3, 2), ember.ones(3)
+    # with a bias torch runs addmm, which compares dtypes before shapes
+    with pytest.raises(RuntimeError, match="^mat1 and mat2 must have the same dtype, but got Double and Float$"):
+        F.linear(ember.ones(4, 5, dtype=ember.float64), w, b)
+    with pytest.raises(RuntimeError, match="^self and mat2 must have the same dtype, but got Double and Float$"):
+        F.linear(ember.ones(4, 2), w, b.double())
+    with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype, but got: double != float"):
+        F.linear(ember.ones(4, 2, dtype=ember.float64), w)
+    with pytest.raises(NotImplementedError, match="\"addmm_impl_cpu_\" not implemented for 'Bool'"):
+        F.linear(ember.ones(4, 2).bool(), w.bool())
+
+
+def test_linear_on_integers():
+    y = F.linear(ember.tensor([[1, 2]]), ember.tensor([[3, 4], [5, 6]]), ember.tensor([1, 1]))
+    assert y.dtype == ember.int64
+    assert y.tolist() == [[12, 18]]

@@ -311,6 +311,12 @@ def test_bce_clamps_log_and_checks_range():
     assert np.isfinite(x.grad.numpy()).all()
     with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
         F.binary_cross_entropy(ember.tensor([1.5]), ember.tensor([1.0]))
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        F.binary_cross_entropy(ember.tensor([float("nan")]), ember.tensor([1.0]))
+    with pytest.raises(RuntimeError, match="all elements of target should be between 0 and 1"):
+        F.binary_cross_entropy(ember.tensor([0.5]), ember.tensor([2.0]))
+    with pytest.raises(RuntimeError, match="all elements of target should be between 0 and 1"):
+        F.binary_cross_entropy(ember.tensor([0.5]), ember.tensor([-0.5]))
     with pytest.raises(ValueError, match="is deprecated. Please ensure they have the same size"):
         F.binary_cross_entropy(ember.tensor([0.5]), ember.tensor([[1.0]]))
 
@@ -408,3 +414,105 @@ def test_weight_buffers_and_repr():
         nn.MultiMarginLoss(p=3)
     with pytest.raises(ValueError, match="expected margin to be greater than 0"):
         nn.TripletMarginLoss(margin=0)
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("MseLossBackward0", lambda x, p, r: F.mse_loss(x, p, reduction=r)),
+    ("SmoothL1LossBackward0", lambda x, p, r: F.smooth_l1_loss(x, p, reduction=r)),
+    ("HuberLossBackward0", lambda x, p, r: F.huber_loss(x, p, reduction=r)),
+    ("BinaryCrossEntropyBackward0", lambda x, p, r: F.binary_cross_entropy(x.sigmoid(), p, reduction=r)),
+    ("BinaryCrossEntropyBackward0", lambda x, p, r: F.binary_cross_entropy(x.sigmoid(), p, ember.ones(3),
+                                                                           reduction=r)),
+    ("BinaryCrossEntropyWithLogitsBackward0", lambda x, p, r: F.binary_cross_entropy_with_logits(x, p, reduction=r)),
+    ("SoftMarginLossBackward0", lambda x, p, r: F.soft_margin_loss(x, p, reduction=r)),
+    ("MultiMarginLossBackward0", lambda x, p, r: F.multi_margin_loss(x, ember.tensor([0, 2]), reduction=r)),
+    ("MultilabelMarginLossBackward0", lambda x, p, r: F.multilabel_margin_loss(x, ember.tensor([[1, -1, 0]] * 2),
+                                                                              reduction=r)),
+])
+def test_fused_losses_carry_torch_grad_fn_name(name, fn):
+    # printing a loss shows its grad_fn: torch's fused kernels name the loss, not the final mean
+    x = ember.tensor([[0.2, -0.4, 0.9], [0.1, 0.3, -0.7]], requires_grad=True)
+    p = ember.tensor([[0.5, 0.1, 0.9], [0.0, 1.0, 0.3]])
+    for r in ("mean", "sum", "none"):
+        loss = fn(x, p, r)
+        assert loss.grad_fn.name() == name
+    loss = fn(x, p, "mean")
+    loss.backward()
+    assert x.grad is not None and x.grad.shape == x.shape
+    assert f"grad_fn=<{name}>" in repr(loss)
+
+
+def test_mse_named_mean_keeps_value_and_gradient():
+    x = ember.tensor([1.0, 2.0, 4.0], requires_grad=True)
+    loss = F.mse_loss(x, ember.tensor([0.0, 0.0, 1.0]))
+    assert_close(loss, np.float32((1 + 4 + 9) / 3))
+    loss.backward()
+    assert_close(x.grad, np.array([2 / 3, 4 / 3, 2.0], np.float32))
+
+
+def test_nll_loss_with_spatial_dims_is_named_2d():
+    x = ember.randn(2, 3, 4, requires_grad=True)
+    t = ember.tensor([[0, 1, 2, 1], [2, 2, 0, 1]])
+    assert F.cross_entropy(x, t).grad_fn.name() == "NllLoss2DBackward0"
+    assert F.nll_loss(x, t, reduction="sum").grad_fn.name() == "NllLoss2DBackward0"
+    assert F.nll_loss(x, t, reduction="none").grad_fn.name() == "ViewBackward0"
+    assert F.nll_loss(x.unsqueeze(-1), t.unsqueeze(-1), reduction="none").grad_fn.name() == "NllLoss2DBackward0"
+    assert F.cross_entropy(x[:, :, 0], t[:, 0]).grad_fn.name() == "NllLossBackward0"
+    assert F.cross_entropy(x, t, label_smoothing=0.1).grad_fn.name() == "AddBackward0"
+    probs = ember.tensor([[0.2, 0.3, 0.5]])
+    assert F.cross_entropy(x[:1, :, 0], probs, reduction="sum").grad_fn.name() == "NegBackward0"
+
+
+def test_loss_target_dtype_rules():
+    x = ember.tensor([[0.3, -0.2], [0.1, 0.5]])
+    long_t = ember.tensor([[1, 0], [0, 1]])
+    bool_t = long_t.bool()
+    with pytest.raises(RuntimeError, match="^Found dtype Long but expected Float$"):
+        F.binary_cross_entropy(x.sigmoid(), long_t)
+    with pytest.raises(RuntimeError, match="^Found dtype Double but expected Float$"):
+        F.binary_cross_entropy(x.sigmoid(), long_t.double())
+    with pytest.raises(RuntimeError, match="^result type Float can't be cast to the desired output type Long$"):
+        F.binary_cross_entropy_with_logits(x, long_t)
+    with pytest.raises(RuntimeError, match="with two bool tensors is not supported"):
+        F.binary_cross_entropy_with_logits(x, bool_t)
+    with pytest.raises(RuntimeError, match="^kl_div: Integral inputs not supported.$"):
+        F.kl_div(x, long_t, reduction="batchmean")
+    with pytest.raises(RuntimeError, match="Expected floating point type for target with class probabilities, got Long"):
+        F.cross_entropy(x, long_t)
+    # bool targets are promoted by mse / smooth_l1 / huber / soft_margin
+    assert_close(F.mse_loss(x, bool_t), np.float32(((0.3 - 1) ** 2 + 0.04 + 0.01 + 0.25) / 4))
+    assert F.smooth_l1_loss(x, bool_t).dtype == ember.float32
+    assert F.soft_margin_loss(x, bool_t).dtype == ember.float32
+    # huber and soft_margin keep the input's dtype; mse promotes
+    assert F.huber_loss(x, long_t.double()).dtype == ember.float32
+    assert F.soft_margin_loss(x, long_t.double()).dtype == ember.float32
+    assert F.mse_loss(x, long_t.double()).dtype == ember.float64
+
+
+def test_class_losses_refuse_integer_input():
+    t = ember.tensor([0, 1])
+    with pytest.raises(NotImplementedError, match="\"log_softmax_lastdim_kernel_impl\" not implemented for 'Long'"):
+        F.cross_entropy(ember.tensor([[1, 2], [3, 4]]), t)
+    with pytest.raises(NotImplementedError, match="\"log_softmax_kernel_impl\" not implemented for 'Long'"):
+        F.cross_entropy(ember.ones(2, 3, 4, dtype=ember.int64), ember.zeros(2, 4, dtype=ember.int64))
+    with pytest.raises(NotImplementedError, match="\"nll_loss_out_frame\" not implemented for 'Bool'"):
+        F.nll_loss(ember.tensor([[True, False], [False, True]]), t)
+
+
+def test_nll_loss_2d_is_the_deprecated_nll_loss():
+    with pytest.warns(FutureWarning, match="`NLLLoss2d` has been deprecated"):
+        m = nn.NLLLoss2d(ignore_index=0)
+    assert isinstance(m, nn.NLLLoss) and m.ignore_index == 0
+
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_named_loss_reductions_gradcheck(reduction):
+    from ember.autograd import gradgradcheck
+    x = ember.randn(3, 4, dtype=ember.float64, requires_grad=True)
+    y = ember.rand(3, 4, dtype=ember.float64)
+    for fn in (F.mse_loss, F.smooth_l1_loss, F.huber_loss, F.binary_cross_entropy_with_logits, F.soft_margin_loss):
+        assert gradcheck(lambda a: fn(a, y, reduction=reduction), (x,))
+        assert gradgradcheck(lambda a: fn(a, y, reduction=reduction), (x,))
+    probs = y.softmax(1)
+    assert gradcheck(lambda a: F.cross_entropy(a, probs, reduction=reduction), (x,))

@@ -360,3 +360,28 @@ def test_layer_norm_output_is_not_the_saved_xhat():
     y3 = F.layer_norm(x2, (8,))
     (g2,) = ember.autograd.grad(y3.sum() + (y3 * y3).sum(), x2)
     assert_close(g1, g2.numpy(), atol=1e-6)
+
+
+def test_sync_batch_norm_in_one_process_is_batch_norm():
+    sbn, bn = ember.nn.SyncBatchNorm(3), ember.nn.BatchNorm1d(3)
+    assert repr(sbn) == "SyncBatchNorm(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
+    assert list(sbn.state_dict()) == list(bn.state_dict())
+    x = ember.randn(4, 3, 2)
+    np.testing.assert_allclose(sbn(x).detach().numpy(), bn(x).detach().numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(sbn.running_mean.numpy(), bn.running_mean.numpy(), rtol=1e-6)
+    with pytest.raises(ValueError, match=r"expected at least 2D input \(got 1D input\)"):
+        sbn(ember.ones(3))
+    with pytest.raises(ValueError, match="SyncBatchNorm number of input channels should be non-zero"):
+        ember.nn.SyncBatchNorm(0)(ember.ones(2, 0))
+
+
+def test_convert_sync_batchnorm_keeps_parameters_and_buffers():
+    bn = ember.nn.BatchNorm2d(2)
+    model = ember.nn.Sequential(ember.nn.Conv2d(1, 2, 1), bn)
+    bn.eval()
+    out = ember.nn.SyncBatchNorm.convert_sync_batchnorm(model)
+    assert out is model
+    sbn = model[1]
+    assert type(sbn).__name__ == "SyncBatchNorm"
+    assert sbn.weight is bn.weight and sbn.running_mean is bn.running_mean
+    assert not sbn.training

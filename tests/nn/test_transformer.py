@@ -75,7 +75,8 @@ def test_encoder_layer_gradcheck():
     layer = nn.TransformerEncoderLayer(4, 2, 6, dropout=0.0).double()
     x = ember.randn(3, 2, 4, dtype=ember.float64, requires_grad=True)
     kpm = ember.tensor([[False, False, True], [False, False, False]])
-    mask = nn.Transformer.generate_square_subsequent_mask(3, dtype=ember.float64)
+    # a bool causal mask: a float one with a bool padding mask draws torch's deprecation warning
+    mask = nn.Transformer.generate_square_subsequent_mask(3, dtype=ember.float64).isinf()
     assert ember.autograd.gradcheck(lambda x: layer(x, src_mask=mask, src_key_padding_mask=kpm), (x,))
 
 
@@ -154,3 +155,27 @@ def test_dropout_train_eval():
     assert_close(layer(x), _np(a))
     layer.train()
     assert not np.allclose(_np(layer(x)), _np(a))
+
+
+def _mask_warnings(fn):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        fn()
+    return [str(x.message) for x in w]
+
+
+def test_mismatched_mask_types_warn_once_per_canonicalization():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        layer = nn.TransformerEncoderLayer(8, 2, 16, 0.0)
+        enc = nn.TransformerEncoder(layer, 2)
+    x = ember.randn(5, 2, 8)
+    causal = nn.Transformer.generate_square_subsequent_mask(5)
+    pad = ember.zeros(2, 5, dtype=ember.bool)
+    msg = "Support for mismatched src_key_padding_mask and {} is deprecated. Use same type for both instead."
+    assert _mask_warnings(lambda: enc(x, causal, pad)) == [msg.format("mask")]
+    assert _mask_warnings(lambda: layer(x, causal, pad)) == [msg.format("src_mask")]
+    assert _mask_warnings(lambda: enc(x, causal.isinf(), pad)) == []
+    assert _mask_warnings(lambda: enc(x, src_key_padding_mask=pad)) == []
+    with pytest.raises(AssertionError, match="only bool and floating types of mask are supported"):
+        enc(x, ember.zeros(5, 5, dtype=ember.int64))

@@ -285,3 +285,29 @@ def test_upsample_aliases():
     assert_close(F.upsample(x, scale_factor=2), F.interpolate(x, scale_factor=2).numpy())
     assert_close(F.upsample_nearest(x, size=4), F.interpolate(x, size=4).numpy())
     assert_close(F.upsample_bilinear(x, size=4), F.interpolate(x, size=4, mode="bilinear", align_corners=True).numpy())
+
+
+@pytest.mark.parametrize("padding_mode", ["border", "reflection"])
+def test_grid_sample_grid_grad_is_zero_on_the_clamped_border(padding_mode):
+    # torch treats a sample exactly on the image border as clamped: no gradient reaches that grid coordinate
+    img = ember.arange(12, dtype=ember.float64).reshape(1, 1, 4, 3)
+    grid = ember.tensor([[[[1.0, 0.2], [-1.0, 0.3], [0.5, 1.0], [0.5, -1.0], [0.3, 0.3]]]], dtype=ember.float64,
+                        requires_grad=True)
+    F.grid_sample(img, grid, padding_mode=padding_mode, align_corners=True).sum().backward()
+    # d/dx of the image is 1 per column, d/dy 3 per row; unnormalizing scales by (size - 1) / 2
+    expected = np.array([[0.0, 4.5], [0.0, 4.5], [1.0, 0.0], [1.0, 0.0], [1.0, 4.5]])
+    assert_close(grid.grad.reshape(-1, 2), expected)
+
+
+def test_affine_grid_errors_print_the_size_as_given():
+    theta = ember.zeros(2, 2, 3)
+    with pytest.raises(ValueError, match=r"for size \(1, 2, 4, 3\)\. Got ember\.Size\(\[2, 3\]\)\."):
+        F.affine_grid(theta[0], (1, 2, 4, 3), align_corners=False)
+    with pytest.raises(ValueError, match=r"Got \[1, 2, 0, 3\]"):
+        F.affine_grid(theta[:1], [1, 2, 0, 3], align_corners=False)
+    with pytest.raises(NotImplementedError, match=r"Got size \(2, 2, 4\)\."):
+        F.affine_grid(theta, (2, 2, 4), align_corners=False)
+    # a batch size different from theta's fails like torch's batched matmul
+    with pytest.raises(RuntimeError, match=r"Expected size for first two dimensions of batch2 tensor to be: "
+                                           r"\[1, 3\] but got: \[2, 3\]\."):
+        F.affine_grid(theta, (1, 2, 4, 3), align_corners=False)

@@ -2,6 +2,8 @@
 from . import functional, init, parallel, utils
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
-from .parameter import Buffer, Parameter
+from .parallel import DataParallel
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
-__all__ = ["Buffer", "Parameter", "functional", "init", "parallel", "utils"] + _modules_all
+__all__ = ["Buffer", "DataParallel", "Parameter", "UninitializedBuffer", "UninitializedParameter", "functional", "init",
+           "parallel", "utils"] + _modules_all

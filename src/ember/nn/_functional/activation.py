@@ -23,6 +23,7 @@ from ..._ops.unary import _special
 from ..._tensor_str import SCALAR_NAMES
 from ...autograd.grad_mode import GRAD
 from ...autograd.graph import bump_version
+from ._args import not_tensor
 
 __all__ = [
     "celu",
@@ -129,8 +130,7 @@ def _check(input, kernel, fname):
     try:
         k = input._data.dtype.kind
     except AttributeError:
-        raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}") from None
+        raise not_tensor(fname, "input", 1, input) from None
     if k not in "fV":
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{SCALAR_NAMES[FROM_NP[input._data.dtype].name]}'")
 

@@ -495,7 +495,7 @@ def _batchify(x, d, name):
                        f"size: {list(x.shape)}")
 
 
-def _check_conv(x, w, b, groups, transposed):
+def _check_conv(x, w, b, groups, transposed, bias_first=False):
     wshape = list(w.shape)
     if w.dim() != x.dim():
         raise RuntimeError(f"Expected {w.dim()}-dimensional input for {w.dim()}-dimensional weight {wshape}, but "
@@ -522,9 +522,18 @@ def _check_conv(x, w, b, groups, transposed):
     if b is not None and (b.dim() != 1 or b.shape[0] != cout):
         raise RuntimeError(f"Given weight of size {wshape}, expected bias to be 1-dimensional with {cout} "
                            f"elements, but got bias of size {list(b.shape)} instead")
+    if bias_first and b is not None and b.dtype != x.dtype:
+        # torch's numeric-padding convolution compares the bias first, naming C++ types
+        raise RuntimeError(f"Input type ({_cname(x.dtype)}) and bias type ({_cname(b.dtype)}) should be the same")
     if x.dtype != w.dtype or (b is not None and b.dtype != x.dtype):
         bad = w.dtype if x.dtype != w.dtype else b.dtype
         raise RuntimeError(f"expected scalar type {_tname(x.dtype)} but found {_tname(bad)}")
+
+
+def _cname(dt):
+    name = str(dt).rpartition(".")[2]
+    return {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "int64": "long int", "int16": "short int",
+            "int8": "signed char", "uint8": "unsigned char", "float32": "float", "float64": "double"}.get(name, name)
 
 
 def _tname(dt):
@@ -538,7 +547,7 @@ def _convnd(x, w, b, stride, padding, dilation, groups, d, name):
     if AUTOCAST[0]:
         x, w, b = cast_args(name, (x, w, b))
     x, unb = _batchify(x, d, name)
-    _check_conv(x, w, b, groups, False)
+    _check_conv(x, w, b, groups, False, not isinstance(padding, str))
     stride = _tup(stride, d, "stride")
     dil = _tup(dilation, d, "dilation")
     k = tuple(w.shape[2:])

@@ -14,6 +14,7 @@ from ..._ops._dispatch import Op, dispatch1
 from ..._ops._inplace import make_inplace
 from ..._ops.random import _engine
 from ..._tensor_str import SCALAR_NAMES
+from ._args import check_tensor
 
 __all__ = ["alpha_dropout", "dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout"]
 
@@ -65,6 +66,7 @@ def _apply(input, p, shape, alpha):
 
 def _run(input, p, training, inplace, shape_of, alpha, name):
     _check_p(p)
+    check_tensor(input, name)
     if not training or p == 0.0 or input._data.size == 0:
         return input
     if input._data.dtype.kind not in "fcV":

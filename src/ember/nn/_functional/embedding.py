@@ -6,6 +6,7 @@ from ..._ops._dispatch import Op, dispatch1, wrap
 from ..._ops.index import _add_at
 from ...autograd.grad_mode import GRAD
 from ...autograd.graph import bump_version
+from ._args import check_tensor
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
 
@@ -103,6 +104,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     """Same as `torch.nn.functional.embedding`; sparse gradients are not supported (sparse=True is an error)."""
     if sparse:
         raise NotImplementedError("ember does not support sparse gradients: use sparse=False")
+    check_tensor(input, "embedding", "indices", 2)
     num = weight.shape[0]
     padding_idx = _padding(padding_idx, num)
     _check_indices(input)
@@ -130,8 +132,17 @@ def _bag_ids(input, offsets, include_last_offset):
         raise ValueError("offsets has to be a 1D Tensor but got None")
     if offsets.dim() != 1:
         raise ValueError("offsets has to be a 1D Tensor")
+    _check_indices(offsets, "embedding_bag")
     off = offsets._data.astype(np.int64)
     n = input.shape[0]
+    if off.shape[0]:
+        first, last = int(off[0]), int(off[-1])
+        # torch prints offsets[0] as a 0-dim int64 tensor whatever the offsets' type
+        if first != 0:
+            raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                               f"position 0. However, got {first}\n[ torch.LongTensor{{}} ]")
+        if last > n:
+            raise RuntimeError(f"offsets[-1] can not be greater than input's length {n} but got offsets[-1] of {last}")
     if include_last_offset:
         starts, b = off[:-1], off.shape[0] - 1
     else:

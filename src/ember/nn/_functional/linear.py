@@ -15,6 +15,7 @@ from ..._autocast import AUTOCAST, cast_args
 from ..._dtype import FROM_NP
 from ..._ops._dispatch import SAVE_INPUTS, Op, dispatch, dispatch2
 from ..._tensor_str import SCALAR_NAMES
+from ._args import not_tensor
 
 __all__ = ["bilinear", "linear"]
 
@@ -73,20 +74,25 @@ def _type_name(a):
 def _check(x, w, b):
     """torch's errors for mismatched operands (checked only when the fast path is not taken)."""
     xd, wd = x._data, w._data
-    if xd.dtype != wd.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_type_name(xd).lower()} != "
-                           f"{_type_name(wd).lower()}")
+    if b is not None:  # torch's addmm compares dtypes before shapes
+        if xd.dtype != wd.dtype:
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_type_name(xd)} and "
+                               f"{_type_name(wd)}")
+        if b._data.dtype != wd.dtype:
+            raise RuntimeError(f"self and mat2 must have the same dtype, but got {_type_name(b._data)} and "
+                               f"{_type_name(wd)}")
     if xd.ndim == 0:
         raise RuntimeError("both arguments to linear need to be at least 1D, but they are 0D and 2D")
     if xd.shape[-1] != wd.shape[1]:
+        # torch names the transposed weight as mat2
         rows = math.prod(xd.shape[:-1])
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{xd.shape[-1]} and "
-                           f"{wd.shape[0]}x{wd.shape[1]})")
+                           f"{wd.shape[1]}x{wd.shape[0]})")
+    if xd.dtype != wd.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_type_name(xd).lower()} != "
+                           f"{_type_name(wd).lower()}")
     if b is not None:
         bd = b._data
-        if bd.dtype != xd.dtype:
-            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_type_name(xd).lower()} != "
-                               f"{_type_name(bd).lower()}")
         if bd.ndim > 1 or (bd.ndim == 1 and bd.shape[0] not in (1, wd.shape[0])):
             shape = list(xd.shape[:-1]) + [wd.shape[0]]
             raise RuntimeError(f"The expanded size of the tensor ({wd.shape[0]}) must match the existing size "
@@ -103,14 +109,13 @@ def linear(input, weight, bias=None):
     except AttributeError:
         bad = "input" if not isinstance(input, ember.Tensor) else "weight"
         val = input if bad == "input" else weight
-        raise TypeError(f"linear(): argument '{bad}' (position {1 if bad == 'input' else 2}) must be Tensor, not "
-                        f"{type(val).__name__}") from None
+        raise not_tensor("linear", bad, 1 if bad == "input" else 2, val) from None
     if wd.ndim != 2 or xd.ndim == 0 or (bias is not None and bias._data.ndim > 1):
         return _general(input, weight, bias)
     _check(input, weight, bias)
     k = xd.dtype.kind
-    if k not in "fcV":
-        raise RuntimeError(f"\"addmm_impl_cpu_\" not implemented for '{_type_name(xd)}'")
+    if k == "b":
+        raise NotImplementedError(f"\"addmm_impl_cpu_\" not implemented for '{_type_name(xd)}'")
     ops = _LINEAR_BF16 if k == "V" else _LINEAR
     op = ops[(xd.ndim == 2 or (None if xd.ndim == 1 and bias is None else False), bias is not None)]
     if bias is None:

@@ -16,10 +16,12 @@ import numpy as np
 
 from ..._autocast import AUTOCAST, cast_args
 from ..._backend import XP
+from ..._ops import reduce as _rd
 from ..._ops._dispatch import SAVE_INPUTS, SAVE_NONE, Op, dispatch, dispatch1
 from ..._ops.binary import where as _where
 from ..._tensor import Tensor
 from ...autograd.grad_mode import GRAD
+from ._args import check_tensor
 from .softmax import log_softmax, softmax
 
 __all__ = [
@@ -76,12 +78,41 @@ def _reduction(size_average, reduce, reduction):
     return reduction
 
 
-def _reduce(loss, reduction):
+def _reduce(loss, reduction, named=None):
+    """The loss's reduction; with named (from _named_ends), under the grad_fn name of torch's fused kernel."""
+    if named is None:
+        if reduction == "mean":
+            return loss.mean()
+        if reduction == "sum":
+            return loss.sum()
+        return loss
     if reduction == "mean":
-        return loss.mean()
+        return dispatch1(named[0], loss, None, False)
     if reduction == "sum":
-        return loss.sum()
-    return loss
+        return dispatch1(named[1], loss, None, False, None)
+    return dispatch1(named[2], loss)
+
+
+def _alias_bwd(ctx, g):
+    return (g,)
+
+
+def _named_ends(node_name):
+    """mean, sum and identity ops named like torch's fused loss kernel, so that printing a loss shows
+    grad_fn=<MseLossBackward0> as in torch."""
+    return (Op("mean", _rd._mean_fwd, _rd._mean_bwd, SAVE_NONE, node_name=node_name),
+            Op("sum", _rd._sum_fwd, _rd._sum_bwd, SAVE_NONE, node_name=node_name),
+            Op("alias", lambda x: x, _alias_bwd, SAVE_NONE, node_name=node_name))
+
+
+_MSE_END = _named_ends("MseLossBackward0")
+_SMOOTH_L1_END = _named_ends("SmoothL1LossBackward0")
+_HUBER_END = _named_ends("HuberLossBackward0")
+_BCE_END = _named_ends("BinaryCrossEntropyBackward0")
+_BCE_LOGITS_END = _named_ends("BinaryCrossEntropyWithLogitsBackward0")
+_SOFT_MARGIN_END = _named_ends("SoftMarginLossBackward0")
+_MULTI_MARGIN_END = _named_ends("MultiMarginLossBackward0")
+_MULTILABEL_MARGIN_END = _named_ends("MultilabelMarginLossBackward0")
 
 
 def _size_str(shape):
@@ -127,6 +158,16 @@ def _log_sigmoid(x):
     return -_softplus(-x)
 
 
+def _bool_as(target, input):
+    return target.to(input.dtype) if target._data.dtype == np.bool_ else target
+
+
+def _as_input(target, input):
+    """A bool or floating target in the input's dtype: the losses whose result keeps the input's dtype."""
+    k = target._data.dtype.kind
+    return target.to(input.dtype) if (k == "b" or k == "f") and target._data.dtype != input._data.dtype else target
+
+
 # ---------------- elementwise regression losses ----------------
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Same as `torch.nn.functional.l1_loss`."""
@@ -146,11 +187,11 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
         input, target = cast_args("mse_loss", (input, target))
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
-    d = input - target
+    d = input - _bool_as(target, input)
     loss = d * d
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, _MSE_END)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
@@ -161,12 +202,12 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = _reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    d = input - target
+    d = input - _bool_as(target, input)
     ad = d.abs()
     if beta == 0:
-        return _reduce(ad, reduction)
+        return _reduce(ad, reduction, _SMOOTH_L1_END)
     loss = _where(ad < beta, d * d * (0.5 / beta), ad - 0.5 * beta)
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, _SMOOTH_L1_END)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -177,18 +218,21 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     reduction = _reduction(None, None, reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    d = input - target
+    d = input - _as_input(target, input)
     ad = d.abs()
     loss = _where(ad < delta, d * d * 0.5, (ad - 0.5 * delta) * delta)
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, _HUBER_END)
 
 
 # ---------------- binary cross entropy ----------------
 def _bce_fwd(x, t):
-    if x.size and (x.min() < 0 or x.max() > 1):
+    # written so that NaN fails the check too, as in torch
+    if x.size and not (x.min() >= 0 and x.max() <= 1):
         raise RuntimeError("all elements of input should be between 0 and 1")
+    if t.size and not (t.min() >= 0 and t.max() <= 1):
+        raise RuntimeError("all elements of target should be between 0 and 1")
     with np.errstate(divide="ignore"):
         a = np.maximum(np.log(x), -100)
         b = np.maximum(np.log1p(-x), -100)
@@ -219,10 +263,14 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({_size_str(target.shape)}) that is different to the input size "
                          f"({_size_str(input.shape)}) is deprecated. Please ensure they have the same size.")
+    if target._data.dtype != input._data.dtype:
+        raise RuntimeError(f"Found dtype {_type_name(target)} but expected {_type_name(input)}")
     loss = dispatch(_BCE, (input, target))
+    if weight is None and reduction == "none":
+        return loss
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, _BCE_END)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
@@ -234,6 +282,13 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({_size_str(target.shape)}) must be the same as input size "
                          f"({_size_str(input.shape)})")
+    k = target._data.dtype.kind
+    if k == "b":
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if k in "iu":  # torch computes in the target's dtype
+        raise RuntimeError(f"result type {_type_name(input)} can't be cast to the desired output type "
+                           f"{_type_name(target)}")
     sp = _softplus(-input)
     if pos_weight is None:
         loss = (1 - target) * input + sp
@@ -241,13 +296,14 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * sp
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, _BCE_LOGITS_END)
 
 
 # ---------------- class-index losses (fused) ----------------
 def _type_name(t):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int32": "Int", "int16": "Short",
-            "int8": "Char", "bool": "Bool", "complex64": "ComplexFloat"}.get(t._data.dtype.name, t._data.dtype.name)
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
+            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}.get(t._data.dtype.name, t._data.dtype.name)
 
 
 def _class_setup(input, target, weight, ignore_index, reduction, smoothing):
@@ -409,6 +465,11 @@ def _ce_graph_bwd(x, g, tt, s, r, v, reduction, shape, c):
 
 _CE = Op("cross_entropy", _ce_fwd, _ce_bwd, SAVE_INPUTS, extra=True,
          node_name="NllLossBackward0")
+# torch runs inputs with spatial dims through nll_loss2d (and views unreduced losses back, except for 4-D input)
+_CE_2D = Op("cross_entropy", _ce_fwd, _ce_bwd, SAVE_INPUTS, extra=True, node_name="NllLoss2DBackward0")
+_CE_VIEW = Op("cross_entropy", _ce_fwd, _ce_bwd, SAVE_INPUTS, extra=True, node_name="ViewBackward0")
+# with label smoothing torch's last op adds the smoothing term
+_CE_SMOOTH = Op("cross_entropy", _ce_fwd, _ce_bwd, SAVE_INPUTS, extra=True, node_name="AddBackward0")
 
 
 def _nll_fwd(x, xm, tt, s, reduction, shape):
@@ -433,6 +494,14 @@ def _nll_bwd(ctx, g):
 
 
 _NLL = Op("nll_loss", _nll_fwd, _nll_bwd, SAVE_NONE, node_name="NllLossBackward0")
+_NLL_2D = Op("nll_loss", _nll_fwd, _nll_bwd, SAVE_NONE, node_name="NllLoss2DBackward0")
+_NLL_VIEW = Op("nll_loss", _nll_fwd, _nll_bwd, SAVE_NONE, node_name="ViewBackward0")
+
+
+def _class_op(ndim, reduction, plain, two_d, view):
+    if ndim < 3:
+        return plain
+    return two_d if reduction != "none" or ndim == 4 else view
 
 
 def _target_shape(input, target):
@@ -441,25 +510,52 @@ def _target_shape(input, target):
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """Same as `torch.nn.functional.nll_loss`."""
+    check_tensor(input, "nll_loss_nd")
+    check_tensor(target, "nll_loss_nd", "target", 2)
     if AUTOCAST[0]:
         input, weight = cast_args("nll_loss", (input, weight))
     reduction = _reduction(size_average, reduce, reduction)
     xm, tt, s, _, _, _ = _class_setup(input, target, weight, ignore_index, reduction, 0.0)
-    return dispatch1(_NLL, input, xm, tt, s, reduction, _target_shape(input, target))
+    if input._data.dtype.kind not in "fcV":
+        kernel = "nll_loss_out_frame" if input._data.ndim < 3 else "nll_loss2d_forward_out_frame"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(input)}'")
+    op = _class_op(input._data.ndim, reduction, _NLL, _NLL_2D, _NLL_VIEW)
+    return dispatch1(op, input, xm, tt, s, reduction, _target_shape(input, target))
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """Same as `torch.nn.functional.cross_entropy`."""
+    check_tensor(input, "cross_entropy_loss")
+    check_tensor(target, "cross_entropy_loss", "target", 2)
     if AUTOCAST[0]:
         input, target, weight = cast_args("cross_entropy_loss", (input, target, weight))
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    if target._data.dtype.kind == "f" and tuple(target.shape) == tuple(input.shape):
+    if input._data.dtype.kind not in "fcV":  # torch's log_softmax runs first
+        kernel = "log_softmax_lastdim_kernel_impl" if input._data.ndim <= 2 else "log_softmax_kernel_impl"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(input)}'")
+    if tuple(target.shape) == tuple(input.shape):
+        if target._data.dtype.kind not in "fV":
+            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                               f"{_type_name(target)}")
         return _cross_entropy_probs(input, target, weight, reduction, label_smoothing)
     xm, tt, s, r, v, _ = _class_setup(input, target, weight, ignore_index, reduction, label_smoothing)
-    return dispatch1(_CE, input, xm, tt, s, r, v, reduction, _target_shape(input, target))
+    op = _CE_SMOOTH if label_smoothing > 0 else _class_op(input._data.ndim, reduction, _CE, _CE_2D, _CE_VIEW)
+    return dispatch1(op, input, xm, tt, s, r, v, reduction, _target_shape(input, target))
+
+
+def _div_scalar_fwd(x, n):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (x / n).astype(x.dtype, copy=False)
+
+
+def _div_scalar_bwd(ctx, g):
+    return (g / ctx.attrs[0],)
+
+
+_DIV_SCALAR = Op("div", _div_scalar_fwd, _div_scalar_bwd, SAVE_NONE, node_name="DivBackward1")
 
 
 def _cross_entropy_probs(input, target, weight, reduction, label_smoothing):
@@ -474,11 +570,13 @@ def _cross_entropy_probs(input, target, weight, reduction, label_smoothing):
             raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all {c} classes or no "
                                f"classes but got weight tensor of shape: [{', '.join(str(d) for d in weight.shape)}]")
         prod = prod * weight.reshape((c,) + (1,) * (input.dim() - dim - 1))
-    loss = -prod.sum(dim)
+    # negated last, as in torch (grad_fn NegBackward0); the mean divides by a scalar (DivBackward1)
     if reduction == "mean":
         n = input.numel() // c if input.numel() else 0
-        return loss.sum() / n
-    return _reduce(loss, reduction)
+        return dispatch1(_DIV_SCALAR, -prod.sum(), n)
+    if reduction == "sum":
+        return -prod.sum()
+    return -prod.sum(dim)
 
 
 # ---------------- KL divergence, Poisson and Gaussian NLL ----------------
@@ -495,6 +593,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                       UserWarning, stacklevel=2)
     if reduction not in _REDUCTIONS and reduction != "batchmean":
         raise ValueError(f"{reduction} is not a valid value for reduction")
+    if input._data.dtype.kind in "biu" or target._data.dtype.kind in "biu":
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = target.exp() * (target - input)
     else:
@@ -555,7 +655,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     if AUTOCAST[0]:
         input, target = cast_args("soft_margin_loss", (input, target))
     reduction = _reduction(size_average, reduce, reduction)
-    return _reduce(_softplus(-target * input), reduction)
+    return _reduce(_softplus(-_as_input(target, input) * input), reduction, _SOFT_MARGIN_END)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
@@ -648,7 +748,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     loss = (z * _const(mask.astype(x._data.dtype))).sum(1) / c
     if nd < 2:
         loss = loss.reshape(())
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, _MULTI_MARGIN_END)
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
@@ -681,7 +781,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     loss = (z * _const(pair, x._data)).sum((1, 2)) / c
     if nd < 2:
         loss = loss.reshape(())
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, _MULTILABEL_MARGIN_END)
 
 
 def _pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):

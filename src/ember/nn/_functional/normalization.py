@@ -27,6 +27,7 @@ from ..._backend import XP
 from ..._ops._dispatch import Op, dispatch, wrap
 from ...autograd.grad_mode import GRAD
 from ...autograd.graph import bump_version
+from ._args import check_tensor
 
 __all__ = [
     "batch_norm",
@@ -392,6 +393,7 @@ def _check_norm_shape(x, shape, weight, sep):
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Same as `torch.nn.functional.layer_norm`."""
+    check_tensor(input, "layer_norm")
     if AUTOCAST[0]:
         input, weight, bias = cast_args("layer_norm", (input, weight, bias))
     shape = _norm_shape(normalized_shape)

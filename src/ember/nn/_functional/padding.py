@@ -9,6 +9,7 @@ import numpy as np
 from ..._backend import XP
 from ..._ops._dispatch import Op, dispatch1
 from ..._ops.index import _add_at
+from ._args import check_tensor
 
 __all__ = ["pad"]
 
@@ -121,6 +122,7 @@ def _check_modes(x, p, mode, value):
 
 def pad(input, pad, mode="constant", value=None):
     """Same as `torch.nn.functional.pad`."""
+    check_tensor(input, "pad")
     p = tuple(int(v) for v in pad)
     if len(p) % 2:
         raise RuntimeError("Padding length must be divisible by 2")

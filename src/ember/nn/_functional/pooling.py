@@ -12,6 +12,7 @@ from numpy.lib.stride_tricks import sliding_window_view as _np_windows
 from ..._backend import XP
 from ..._ops._dispatch import Op, dispatch1
 from ...autograd.grad_mode import GRAD
+from ._args import check_tensor
 
 __all__ = [
     "adaptive_avg_pool1d",
@@ -207,6 +208,7 @@ _MAX = {nd: Op(f"max_pool{nd}d", _max_fwd, _max_bwd, extra=True, node_name=f"Max
 
 def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     name = f"max_pool{nd}d"
+    check_tensor(input, name)
     _check_dims(input, nd, name)
     k, s, p, d, outs = _geometry(input, nd, name, kernel_size, stride, padding, dilation, ceil_mode)
     offsets = _window_offsets(input.shape[-nd:], outs, k, s, p, d)
@@ -417,6 +419,7 @@ def _divisor(sp, k, s, p, outs, count_include_pad, divisor_override, dtype):
 
 def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     name = f"avg_pool{nd}d"
+    check_tensor(input, name)
     _check_dims(input, nd, name)
     if input._data.dtype.kind not in "fc":
         raise RuntimeError(f'"{name}" not implemented for \'{_TYPE_NAMES.get(input._data.dtype.name, "Long")}\'')

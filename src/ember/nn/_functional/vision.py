@@ -300,17 +300,24 @@ def _const(arr, dtype, device=None):
     return ember.tensor(np.asarray(arr, dtype=dtype), device=device)
 
 
-def _source_coord(coord, size, padding_mode, align_corners):
+def _clip(coord, size):
+    """Clamp to [0, size - 1] with torch's gradient: zero on the borders too, not only beyond them."""
     import ember
+    c = coord.detach()._data
+    inside = (c > 0) & (c < size - 1)
+    return ember.where(_const(inside, np.bool_), coord, _const(np.clip(c, 0, size - 1), c.dtype))
+
+
+def _source_coord(coord, size, padding_mode, align_corners):
     coord = _unnormalize(coord, size, align_corners)
     if padding_mode == "border":
-        return ember.clamp(coord, 0, size - 1)
+        return _clip(coord, size)
     if padding_mode == "reflection":
         if align_corners:
             coord = _reflect(coord, 0, 2 * (size - 1))
         else:
             coord = _reflect(coord, -1, 2 * size - 1)
-        return ember.clamp(coord, 0, size - 1)
+        return _clip(coord, size)
     return coord
 
 
@@ -383,32 +390,39 @@ def affine_grid(theta, size, align_corners=None):
     align_corners = _default_align(align_corners)
     if theta._data.dtype.kind != "f":
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
-    size = [int(v) for v in size]
+    given, size = size, [int(v) for v in size]  # torch's messages print the size as given
     dtype = theta._data.dtype.type
     if len(size) == 4:
         if theta.ndim != 3 or tuple(theta.shape[-2:]) != (2, 3):
-            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. "
-                             f"Got {tuple(theta.shape)}.")
-        n, _, h, w = size
-        xs, ys = np.meshgrid(_base_coords(w, align_corners, dtype), _base_coords(h, align_corners, dtype))
-        base = np.stack([xs, ys, np.ones_like(xs)], -1).reshape(1, h * w, 3)
-        shape = (n, h, w, 2)
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {given}. "
+                             f"Got {theta.shape}.")
     elif len(size) == 5:
         if theta.ndim != 3 or tuple(theta.shape[-2:]) != (3, 4):
-            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. "
-                             f"Got {tuple(theta.shape)}.")
-        n, _, d, h, w = size
-        zs, ys, xs = np.meshgrid(_base_coords(d, align_corners, dtype), _base_coords(h, align_corners, dtype),
-                                 _base_coords(w, align_corners, dtype), indexing="ij")
-        base = np.stack([xs, ys, zs, np.ones_like(xs)], -1).reshape(1, d * h * w, 4)
-        shape = (n, d, h, w, 3)
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {given}. "
+                             f"Got {theta.shape}.")
     else:
         raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
-                                  f"respectively. Got size {size}.")
+                                  f"respectively. Got size {given}.")
     if align_corners and min(size[2:]) == 1:
         warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
                       "align_corners=True. This is not an intended use case of affine_grid. See the documentation "
                       "of affine_grid for details.", stacklevel=2)
     elif min(size) <= 0:
-        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+        raise ValueError(f"Expected non-zero, positive output size. Got {given}")
+    if theta.shape[0] != size[0]:
+        # torch computes the grid as a batched matmul of the base grid with theta^T
+        k = len(size) - 1
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{size[0]}, {k}] but got: "
+                           f"[{theta.shape[0]}, {k}].")
+    if len(size) == 4:
+        n, _, h, w = size
+        xs, ys = np.meshgrid(_base_coords(w, align_corners, dtype), _base_coords(h, align_corners, dtype))
+        base = np.stack([xs, ys, np.ones_like(xs)], -1).reshape(1, h * w, 3)
+        shape = (n, h, w, 2)
+    else:
+        n, _, d, h, w = size
+        zs, ys, xs = np.meshgrid(_base_coords(d, align_corners, dtype), _base_coords(h, align_corners, dtype),
+                                 _base_coords(w, align_corners, dtype), indexing="ij")
+        base = np.stack([xs, ys, zs, np.ones_like(xs)], -1).reshape(1, d * h * w, 4)
+        shape = (n, d, h, w, 3)
     return (_const(base, dtype, theta.device) @ theta.transpose(1, 2)).reshape(*shape)

@@ -15,6 +15,7 @@ from .fold import *  # noqa: F401,F403
 from .instancenorm import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
+from .loss import NLLLoss2d
 from .module import Module
 from .normalization import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403
@@ -25,7 +26,7 @@ from .sparse import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
 
-__all__ = ["Flatten", "Identity", "Module", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList",
+__all__ = ["Flatten", "Identity", "Module", "ModuleDict", "ModuleList", "NLLLoss2d", "ParameterDict", "ParameterList",
            "Sequential", "Unflatten"]
 for _family in (activation, attention, batchnorm, channelshuffle, conv, distance, dropout, fold, instancenorm,
                 linear, loss, normalization, padding, pixelshuffle, pooling, rnn, sparse, transformer, upsampling):

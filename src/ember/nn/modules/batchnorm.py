@@ -4,9 +4,11 @@ import ember
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from .lazy import _LazyNormBase
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+           "SyncBatchNorm"]
 
 
 class _NormBase(Module):
@@ -113,3 +115,81 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    """Same as `torch.nn.LazyBatchNorm1d`: num_features is inferred from the first input."""
+    cls_to_become = BatchNorm1d
+    _check_input_dim = BatchNorm1d._check_input_dim
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    """Same as `torch.nn.LazyBatchNorm2d`: num_features is inferred from the first input."""
+    cls_to_become = BatchNorm2d
+    _check_input_dim = BatchNorm2d._check_input_dim
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    """Same as `torch.nn.LazyBatchNorm3d`: num_features is inferred from the first input."""
+    cls_to_become = BatchNorm3d
+    _check_input_dim = BatchNorm3d._check_input_dim
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Same as `torch.nn.SyncBatchNorm` in one process (and in evaluation); training across several processes,
+    where torch would all-reduce the batch statistics, raises NotImplementedError instead of silently normalizing
+    each process's batch on its own."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 process_group=None, device=None, dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def _check_non_zero_input_channels(self, input):
+        if input.size(1) == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        self._check_non_zero_input_channels(input)
+        bn_training = self.training or (self.running_mean is None and self.running_var is None)
+        if bn_training and self.training and _world_size(self.process_group) > 1:
+            raise NotImplementedError("SyncBatchNorm: synchronizing batch statistics across processes is not "
+                                      "supported by ember; use BatchNorm (per-process statistics) instead")
+        return super().forward(input)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """Same as `torch.nn.SyncBatchNorm.convert_sync_batchnorm`."""
+        module_output = module
+        if isinstance(module, _BatchNorm):
+            module_output = cls(module.num_features, module.eps, module.momentum, module.affine,
+                                module.track_running_stats, process_group)
+            if module.affine:
+                prev = ember.is_grad_enabled()
+                ember.set_grad_enabled(False)
+                try:
+                    module_output.weight = module.weight
+                    module_output.bias = module.bias
+                finally:
+                    ember.set_grad_enabled(prev)
+            module_output.running_mean = module.running_mean
+            module_output.running_var = module.running_var
+            module_output.num_batches_tracked = module.num_batches_tracked
+            module_output.training = module.training
+            if hasattr(module, "qconfig"):
+                module_output.qconfig = module.qconfig
+        for name, child in module.named_children():
+            module_output.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return module_output
+
+
+def _world_size(group):
+    from ... import distributed as dist
+    if not (dist.is_available() and dist.is_initialized()):
+        return 1
+    return dist.get_world_size(group)

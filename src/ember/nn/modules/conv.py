@@ -7,11 +7,11 @@ from .. import init
 from .._functional import conv as _F
 from .._functional.padding import pad as _pad
 from ..parameter import Parameter
-from .lazy import _LazyConvXdMixin
+from .lazy import _LazyConvTransposeXdMixin, _LazyConvXdMixin
 from .module import Module
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d",
-           "LazyConv2d", "LazyConv3d"]
+           "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 
 def _ntuple(v, n):
@@ -216,3 +216,18 @@ class LazyConv2d(_LazyConvXdMixin, Conv2d):
 class LazyConv3d(_LazyConvXdMixin, Conv3d):
     """Same as `torch.nn.LazyConv3d`: in_channels is inferred from the first input; then it becomes a Conv3d."""
     cls_to_become = Conv3d
+
+
+class LazyConvTranspose1d(_LazyConvTransposeXdMixin, ConvTranspose1d):
+    """Same as `torch.nn.LazyConvTranspose1d`: in_channels is inferred from the first input."""
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTransposeXdMixin, ConvTranspose2d):
+    """Same as `torch.nn.LazyConvTranspose2d`: in_channels is inferred from the first input."""
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTransposeXdMixin, ConvTranspose3d):
+    """Same as `torch.nn.LazyConvTranspose3d`: in_channels is inferred from the first input."""
+    cls_to_become = ConvTranspose3d

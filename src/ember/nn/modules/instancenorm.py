@@ -3,8 +3,10 @@ import warnings
 
 from .. import functional as F
 from .batchnorm import _NormBase
+from .lazy import _LazyNormBase
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+           "LazyInstanceNorm3d"]
 
 
 class _InstanceNorm(_NormBase):
@@ -72,5 +74,27 @@ class InstanceNorm2d(_InstanceNorm):
 
 class InstanceNorm3d(_InstanceNorm):
     """Same as `torch.nn.InstanceNorm3d`."""
+    _no_batch_dim = 4
+    _dims = (4, 5)
+
+
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
+    """Same as `torch.nn.LazyInstanceNorm1d`: num_features is inferred from the first input; like torch's, its
+    affine and track_running_stats default to True."""
+    cls_to_become = InstanceNorm1d
+    _no_batch_dim = 2
+    _dims = (2, 3)
+
+
+class LazyInstanceNorm2d(LazyInstanceNorm1d):
+    """Same as `torch.nn.LazyInstanceNorm2d`: num_features is inferred from the first input."""
+    cls_to_become = InstanceNorm2d
+    _no_batch_dim = 3
+    _dims = (3, 4)
+
+
+class LazyInstanceNorm3d(LazyInstanceNorm1d):
+    """Same as `torch.nn.LazyInstanceNorm3d`: num_features is inferred from the first input."""
+    cls_to_become = InstanceNorm3d
     _no_batch_dim = 4
     _dims = (4, 5)

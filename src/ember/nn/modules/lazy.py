@@ -112,3 +112,61 @@ class _LazyConvXdMixin(LazyModuleMixin):
 
     def _get_num_spatial_dims(self):
         return self._nd
+
+
+class _LazyConvTransposeXdMixin(_LazyConvXdMixin):
+    """The lazy transposed convolutions: ConvTranspose's argument order."""
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+        from ..parameter import UninitializedParameter
+        LazyModuleMixin.__init__(self, 0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,
+                                 padding_mode, device=device, dtype=dtype)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+
+class _LazyNormBase(LazyModuleMixin):
+    """The lazy batch and instance norms: num_features is read from dim 1 of the first input (as torch does)."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *,
+                 bias=True):
+        import ember
+
+        from ..parameter import UninitializedBuffer, UninitializedParameter
+        # no affine parameters or statistics here: the placeholders are set right below
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = ember.tensor(0, dtype=ember.long, device=device)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if not self.has_uninitialized_params():
+            return
+        self.num_features = input.shape[1]
+        prev = GRAD[0]
+        GRAD[0] = False
+        try:
+            if self.affine:
+                self.weight.materialize((self.num_features,))
+                if self.bias is not None:
+                    self.bias.materialize((self.num_features,))
+            if self.track_running_stats:
+                self.running_mean.materialize((self.num_features,))
+                self.running_var.materialize((self.num_features,))
+            self.reset_parameters()
+        finally:
+            GRAD[0] = prev

@@ -1,8 +1,11 @@
 """nn modules: loss."""
+import warnings
+
 from .._functional import loss as F
 from . import distance as _distance
 from .module import Module
 
+# NLLLoss2d (deprecated: warns when built) is exported by the package, not listed here
 __all__ = ["L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
            "SmoothL1Loss", "HuberLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
            "MultiLabelMarginLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss",
@@ -52,6 +55,16 @@ class NLLLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """Same as `torch.nn.NLLLoss2d` (the old name of NLLLoss for spatial inputs)."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and see "
+                      "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.", FutureWarning,
+                      stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class CrossEntropyLoss(_WeightedLoss):

@@ -78,11 +78,16 @@ def _detect_is_causal_mask(mask, is_causal=None, size=None):
     return make_causal
 
 
-def _canonical_mask(mask, dtype):
-    if mask is None or mask.is_floating_point():
+def _canonical_mask(mask, dtype, name, other=None, other_name=""):
+    if mask is None:
+        return mask
+    if other is not None and other.dtype != mask.dtype:
+        warnings.warn(f"Support for mismatched {name} and {other_name} is deprecated. Use same type for both "
+                      "instead.", stacklevel=3)
+    if mask.is_floating_point():
         return mask
     if mask.dtype != ember.bool:
-        raise AssertionError("only bool and floating types of masks are supported")
+        raise AssertionError(f"only bool and floating types of {name} are supported")
     return ember.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(mask, float("-inf"))
 
 
@@ -116,8 +121,9 @@ class TransformerEncoderLayer(Module):
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
         """Same as `torch.nn.TransformerEncoderLayer.forward`."""
-        src_key_padding_mask = _canonical_mask(src_key_padding_mask, src.dtype)
-        src_mask = _canonical_mask(src_mask, src.dtype)
+        src_key_padding_mask = _canonical_mask(src_key_padding_mask, src.dtype, "src_key_padding_mask", src_mask,
+                                               "src_mask")
+        src_mask = _canonical_mask(src_mask, src.dtype, "src_mask")
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
@@ -238,8 +244,8 @@ class TransformerEncoder(Module):
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         """Same as `torch.nn.TransformerEncoder.forward`."""
-        src_key_padding_mask = _canonical_mask(src_key_padding_mask, src.dtype)
-        mask = _canonical_mask(mask, src.dtype)
+        src_key_padding_mask = _canonical_mask(src_key_padding_mask, src.dtype, "src_key_padding_mask", mask, "mask")
+        mask = _canonical_mask(mask, src.dtype, "mask")
         is_causal = _detect_is_causal_mask(mask, is_causal, _get_seq_len(src, self.layers[0].self_attn.batch_first))
         output = src
         for mod in self.layers:

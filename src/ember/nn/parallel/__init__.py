@@ -1,4 +1,5 @@
-"""ember.nn.parallel: same as `torch.nn.parallel` (DistributedDataParallel; DataParallel is not provided)."""
+"""ember.nn.parallel: same as `torch.nn.parallel` (DataParallel runs the module on one device)."""
+from .data_parallel import DataParallel
 from .distributed import DistributedDataParallel
 
-__all__ = ["DistributedDataParallel"]
+__all__ = ["DataParallel", "DistributedDataParallel"]
