@@ -1,6 +1,8 @@
 """ember: PyTorch's programming model in Python, on NumPy and CuPy."""
 __version__ = "0.1.0"
 
+import builtins as _builtins  # int, bool and float are ember dtypes in this namespace
+
 from . import _dtype
 from ._device import device
 from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, dtype, finfo, float, float16,
@@ -44,30 +46,56 @@ strided = "strided"
 FloatTensor = DoubleTensor = LongTensor = None  # replaced below by dtype-checking classes
 
 
-def _legacy_type(dt):
+def _legacy_type(dt, name):
     class _Meta(type):
         def __instancecheck__(cls, obj):
             return isinstance(obj, Tensor) and obj.dtype is dt
 
     def __new__(cls, *args, device=None):
         from ._ops import creation
-        if len(args) == 1 and not isinstance(args[0], __builtins__["int"] if isinstance(__builtins__, dict)
-                                             else __import__("builtins").int):
+        if len(args) == 1 and not isinstance(args[0], _builtins.int):
             return creation.tensor(args[0], dtype=dt, device=device)
         return creation.empty(*args, dtype=dt, device=device)
-    return _Meta(dt.name.capitalize() + "Tensor", (), {"__new__": __new__, "dtype": dt})
+    return _Meta(name, (), {"__new__": __new__, "dtype": dt, "__module__": __name__})
 
 
-FloatTensor = _legacy_type(float32)
-DoubleTensor = _legacy_type(float64)
-HalfTensor = _legacy_type(float16)
-BFloat16Tensor = _legacy_type(bfloat16)
-LongTensor = _legacy_type(int64)
-IntTensor = _legacy_type(int32)
-ShortTensor = _legacy_type(int16)
-CharTensor = _legacy_type(int8)
-ByteTensor = _legacy_type(uint8)
-BoolTensor = _legacy_type(bool)
+FloatTensor = _legacy_type(float32, "FloatTensor")
+DoubleTensor = _legacy_type(float64, "DoubleTensor")
+HalfTensor = _legacy_type(float16, "HalfTensor")
+BFloat16Tensor = _legacy_type(bfloat16, "BFloat16Tensor")
+LongTensor = _legacy_type(int64, "LongTensor")
+IntTensor = _legacy_type(int32, "IntTensor")
+ShortTensor = _legacy_type(int16, "ShortTensor")
+CharTensor = _legacy_type(int8, "CharTensor")
+ByteTensor = _legacy_type(uint8, "ByteTensor")
+BoolTensor = _legacy_type(bool, "BoolTensor")
+
+
+_legacy_warned = [False]
+
+
+def set_default_tensor_type(t):
+    """Same as `torch.set_default_tensor_type` (deprecated there too): a legacy type like `DoubleTensor` or its
+    name "torch.DoubleTensor"; only the dtype is taken."""
+    if not _legacy_warned[0]:
+        _legacy_warned[0] = True
+        import warnings
+        warnings.warn("ember.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                      "ember.set_default_dtype() and ember.set_default_device() as alternatives.", UserWarning,
+                      stacklevel=2)
+    if isinstance(t, str):
+        t = globals().get(t.rsplit(".", 1)[-1])
+    dt = t.dtype if isinstance(t, type) and isinstance(getattr(t, "dtype", None), dtype) else None
+    if dt is None:
+        raise TypeError("invalid type object: only floating-point types are supported as the default type")
+    if not dt.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    set_default_dtype(dt)
+
+
+def to_dlpack(tensor):
+    """Same as `torch.to_dlpack`."""
+    return tensor.__dlpack__()
 
 
 def is_floating_point(input):
@@ -87,10 +115,77 @@ def is_nonzero(input):
     return input.item() != 0
 
 
+def _check_thread_count(name, n):
+    if type(n) is not _builtins.int:  # torch refuses bool and float too
+        raise RuntimeError(f"{name} expects an int, but got {type(n).__name__}")
+    if n < 1:
+        raise RuntimeError(f"{name} expects a positive integer")
+
+
 def set_num_threads(n):
     """Same as `torch.set_num_threads`: the BLAS thread pool size (through threadpoolctl)."""
+    _check_thread_count("set_num_threads", n)
     from ._threads import set_num_threads as _set
     _set(n)
+
+
+_interop_threads = [None]
+
+
+def set_num_interop_threads(n):
+    """Same as `torch.set_num_interop_threads`; ember runs no inter-op pool, so only the number is kept."""
+    _check_thread_count("set_num_interop_threads", n)
+    _interop_threads[0] = n
+
+
+def get_num_interop_threads():
+    """Same as `torch.get_num_interop_threads`."""
+    import os
+    return _interop_threads[0] or os.cpu_count() or 1
+
+
+_deterministic = {"mode": False, "warn_only": False}
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    """Same as `torch.use_deterministic_algorithms`; ember's CPU ops are deterministic anyway."""
+    for arg, v in (("mode' (position 1)", mode), ("warn_only'", warn_only)):
+        if not isinstance(v, _builtins.bool):
+            raise TypeError(f"_set_deterministic_algorithms(): argument '{arg} must be bool, not "
+                            f"{type(v).__name__}")
+    _deterministic["mode"], _deterministic["warn_only"] = mode, warn_only
+
+
+def are_deterministic_algorithms_enabled():
+    """Same as `torch.are_deterministic_algorithms_enabled`."""
+    return _deterministic["mode"]
+
+
+def is_deterministic_algorithms_warn_only_enabled():
+    """Same as `torch.is_deterministic_algorithms_warn_only_enabled`."""
+    return _deterministic["warn_only"]
+
+
+def set_deterministic_debug_mode(debug_mode):
+    """Same as `torch.set_deterministic_debug_mode`: "default"/0, "warn"/1 or "error"/2."""
+    if isinstance(debug_mode, str):
+        modes = {"default": 0, "warn": 1, "error": 2}
+        if debug_mode not in modes:
+            raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, `error`, but got "
+                               f"{debug_mode}")
+        debug_mode = modes[debug_mode]
+    elif not isinstance(debug_mode, _builtins.int):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}")
+    use_deterministic_algorithms(debug_mode != 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode():
+    """Same as `torch.get_deterministic_debug_mode`."""
+    if not _deterministic["mode"]:
+        return 0
+    return 1 if _deterministic["warn_only"] else 2
 
 
 def get_num_threads():
@@ -99,14 +194,94 @@ def get_num_threads():
     return _get()
 
 
+def _version_module():
+    # torch.version: programs read torch.version.cuda / .hip to pick code paths; ember is a CPU/CuPy build of neither
+    import sys
+    import types
+    mod = types.ModuleType(__name__ + ".version", "Same as `torch.version`: build information.")
+    mod.__version__ = __version__
+    mod.cuda = mod.hip = mod.rocm = mod.xpu = None
+    mod.debug = False
+    mod.git_version = "Unknown"
+    sys.modules[mod.__name__] = mod
+    return mod
+
+
+version = _version_module()
+
+
+def _accelerator_module():
+    # torch.accelerator: the device-agnostic API of torch's own tutorials ("cuda" when a GPU is usable, else None)
+    import importlib
+    import sys
+    import types
+    mod = types.ModuleType(__name__ + ".accelerator", "Same as `torch.accelerator`.")
+
+    def cuda():
+        return importlib.import_module(".cuda", __name__)
+
+    def usable():
+        if not cuda().is_available():
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        return cuda()
+    mod.is_available = lambda: cuda().is_available()
+    mod.current_accelerator = lambda check_available=False: device("cuda") if cuda().is_available() else None
+    mod.device_count = lambda: cuda().device_count() if cuda().is_available() else 0
+    mod.current_device_index = mod.current_device_idx = lambda: usable().current_device()
+    mod.set_device_index = mod.set_device_idx = lambda device: usable().set_device(device)
+    mod.synchronize = lambda device=None: usable().synchronize(device)
+    mod.empty_cache = lambda: cuda().empty_cache()
+    sys.modules[mod.__name__] = mod
+    return mod
+
+
+accelerator = _accelerator_module()
+inf, nan, pi, e, newaxis = _builtins.float("inf"), _builtins.float("nan"), 3.141592653589793, 2.718281828459045, None
+_warn_always = [False]
+
+
+def set_warn_always(b):
+    """Same as `torch.set_warn_always`."""
+    _warn_always[0] = _builtins.bool(b)
+
+
+def is_warn_always_enabled():
+    """Same as `torch.is_warn_always_enabled`."""
+    return _warn_always[0]
+
+
+def set_flush_denormal(mode):
+    """Same as `torch.set_flush_denormal`; NumPy cannot flush denormals, so this returns False (unsupported)."""
+    return False
+
+
+def typename(obj):
+    """Same as `torch.typename`: "ember.FloatTensor" for tensors, else the qualified class name."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    qualname = getattr(obj, "__qualname__", None) or type(obj).__qualname__
+    if not hasattr(obj, "__qualname__"):
+        module = type(obj).__module__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
 def __getattr__(name):
     # heavier submodules load on first use, keeping `import ember` fast
     import importlib
     if name in ("linalg", "testing", "cuda", "backends", "fft", "special", "utils", "nn", "optim", "amp",
                 "multiprocessing", "distributed", "serialization", "profiler", "cpu", "func"):
-        return importlib.import_module("." + name, __name__)
+        try:
+            return importlib.import_module("." + name, __name__)
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":  # a missing dependency inside the submodule stays visible
+                raise
+        # not written yet: hasattr(ember, name) must answer False, not raise
+        raise AttributeError(f"module 'ember' has no attribute '{name}'")
     if name == "autocast":
         return importlib.import_module(".amp", __name__).autocast
     if name in ("save", "load"):
         return getattr(importlib.import_module(".serialization", __name__), name)
+    if name == "vmap":
+        return importlib.import_module(".func", __name__).vmap
     raise AttributeError(f"module 'ember' has no attribute '{name}'")

@@ -197,6 +197,8 @@ class _Pickler(pickle._Pickler):
         return (_REBUILD_FROM_TYPE, (_REBUILD_V2, _TORCH_TENSOR if cls is Tensor else cls, args, dict(state or {})))
 
     def _tensor_args(self, t):
+        if t._requires_grad:
+            _warn_if_has_hooks(t)
         arr = t._data
         ref, offset, stride = self._storage_for(arr)
         return (ref, offset, tuple(arr.shape), stride, t._requires_grad, collections.OrderedDict())
@@ -226,6 +228,18 @@ class _Pickler(pickle._Pickler):
         e = _StorageEntry(str(len(self.entries)), flat, dt, location, keep)
         self.entries[key] = e
         return e
+
+
+def _warn_if_has_hooks(t):
+    """As torch: saving drops a tensor's backward hooks, so say so unless the hook is marked unserializable."""
+    node = t._grad_fn or t._accum
+    for output_nr, hook in (node._tensor_hooks if node is not None else None) or ():
+        if output_nr == t._output_nr and not getattr(hook, "_retains_grad", False) \
+                and not hasattr(hook, "__torch_unserializable__"):
+            import warnings
+            warnings.warn(f"backward hook {hook!r} on tensor will not be serialized.  If this is expected, you can "
+                          "decorate the function with @ember.utils.hooks.unserializable_hook to suppress this "
+                          "warning", UserWarning, stacklevel=4)
 
 
 def _host_bytes(flat):
@@ -563,10 +577,8 @@ _SAFE = {
     "collections.OrderedDict": collections.OrderedDict,
     "collections.Counter": collections.Counter,
     "builtins.set": set,
-    "builtins.frozenset": frozenset,
     "builtins.complex": complex,
     "builtins.bytearray": bytearray,
-    "builtins.slice": slice,
     "_codecs.encode": __import__("codecs").encode,  # how protocol 2 pickles bytes
     "ember._dtype._dtype_by_name": _dtype._dtype_by_name,
     "ember._device.device": _device,
@@ -615,6 +627,8 @@ class safe_globals:
 
 
 def _refusal(full):
+    if full.startswith("builtins."):  # torch names builtins bare: "GLOBAL slice"
+        full = full[len("builtins."):]
     return (
         "Weights only load failed. This file can still be loaded, to do so you have two options, do those steps "
         "only if you trust the source of the checkpoint. \n\t(1) Re-running `ember.load` with `weights_only` set "
@@ -678,7 +692,11 @@ def _unpickle(cls, data, storages, weights_only, args):
 
 def _restore_default(storage, location):
     location = str(location)
-    dev = _device(location)
+    try:
+        dev = _device(location)
+    except RuntimeError:  # a location no ember device parses ("mps", "xla:0", a typo in map_location)
+        raise RuntimeError(f"don't know how to restore data location of ember.storage.UntypedStorage (tagged with "
+                           f"{location})") from None
     if dev.type == "cuda":
         from . import cuda
         if not cuda.is_available():

@@ -173,7 +173,7 @@ def test_sharing_strategies():
         assert mp.get_sharing_strategy() == "file_system"
     finally:
         mp.set_sharing_strategy("file_descriptor")
-    with pytest.raises(AssertionError):
+    with pytest.raises(AssertionError, match="invalid sharing strategy 'nope', expected one of"):
         mp.set_sharing_strategy("nope")
 
 

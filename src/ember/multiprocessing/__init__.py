@@ -31,7 +31,8 @@ _sharing_strategy = "file_system" if sys.platform == "darwin" else "file_descrip
 def set_sharing_strategy(new_strategy):
     """Same as `torch.multiprocessing.set_sharing_strategy`."""
     global _sharing_strategy
-    assert new_strategy in _all_sharing_strategies
+    if new_strategy not in _all_sharing_strategies:  # torch asserts, with this message
+        raise AssertionError(f"invalid sharing strategy {new_strategy!r}, expected one of {_all_sharing_strategies}")
     _sharing_strategy = new_strategy
 
 

@@ -117,3 +117,23 @@ def test_stacking_keeps_the_graph_and_promotion():
     assert a.grad.tolist() == [1.0, 1.0]
     mixed = default_collate([ember.ones(2, dtype=ember.int32), ember.ones(2, dtype=ember.float64)])
     assert mixed.dtype == ember.float64
+
+
+def test_private_collate_path_registers_custom_types():
+    # torch documents extending default_collate through torch.utils.data._utils.collate
+    import ember.utils.data._utils.collate as private
+
+    class Point:
+        def __init__(self, v):
+            self.v = v
+
+    def collate_point(batch, *, collate_fn_map=None):
+        return ember.tensor([p.v for p in batch])
+    assert private.default_collate is ember.utils.data.default_collate
+    private.default_collate_fn_map[Point] = collate_point
+    try:
+        out = ember.utils.data.default_collate([{"p": Point(1)}, {"p": Point(2)}])
+        assert out["p"].tolist() == [1, 2]
+        assert private.collate([Point(3)], collate_fn_map={Point: collate_point}).tolist() == [3]
+    finally:
+        del private.default_collate_fn_map[Point]

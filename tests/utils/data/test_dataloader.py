@@ -165,3 +165,11 @@ def test_getitems_used_for_batches():
     assert out == [[50, 40], [30, 20]] and Batched.calls == 2
     x, y = next(iter(DataLoader(StackDataset(Batched(), Batched()), batch_size=3)))
     assert x.tolist() == y.tolist() == [0, 10, 20]
+
+
+def test_dataloader_is_subscriptable_in_type_hints():
+    import typing
+
+    def train(loader: DataLoader[typing.Tuple[ember.Tensor, ember.Tensor]]):
+        return loader
+    assert DataLoader[int] is DataLoader and train(None) is None

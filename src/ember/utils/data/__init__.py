@@ -1,4 +1,5 @@
 """ember.utils.data: same as torch.utils.data."""
+from . import _utils
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader, _DatasetKind, get_worker_info
 from .dataset import (

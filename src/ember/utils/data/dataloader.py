@@ -55,6 +55,9 @@ class DataLoader:
     """
     _initialized = False
 
+    def __class_getitem__(cls, item):  # DataLoader[Tuple[Tensor, Tensor]] in type hints
+        return cls
+
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
                  collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
                  multiprocessing_context=None, generator=None, *, prefetch_factor=None, persistent_workers=False,
