@@ -16,8 +16,12 @@ def test_device_parsing_printing_and_equality():
 
 
 def test_bad_device_strings_raise():
-    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda device type at start of device string"):
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda, ipu, xpu, .*privateuseone device type at "
+                                           "start of device string: tpu"):
         ember.device("tpu")
+    # a device type torch knows but ember does not run on names the types ember supports
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda device type at start of device string: mps"):
+        ember.device("mps")
     with pytest.raises(RuntimeError, match="Invalid device string"):
         ember.device("cuda:x")
 

@@ -3,6 +3,9 @@
 __all__ = ["device"]
 
 _TYPES = ("cpu", "cuda")
+# the device types torch's parser names when it rejects a device string
+_DEVICE_TYPES = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, vulkan, mps, "
+                 "meta, hpu, mtia, privateuseone")
 
 
 class device:
@@ -24,7 +27,9 @@ class device:
                 raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
             index = int(idx)
         if type not in _TYPES:
-            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {type}")
+            # a type torch knows but ember does not run on gets the list ember supports
+            known = "cpu, cuda" if type in _DEVICE_TYPES.split(", ") else _DEVICE_TYPES
+            raise RuntimeError(f"Expected one of {known} device type at start of device string: {type}")
         if index is not None and index < 0:
             raise RuntimeError(f"Device index must not be negative, got {index}")
         if type == "cpu" and index is None:

@@ -244,3 +244,49 @@ class iinfo:
 
     def __repr__(self):
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+
+class layout:
+    """Same as `torch.layout`. Also equal to its name, as the plain string ember.strided once was."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            return other == self.name
+        return isinstance(other, layout) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __repr__(self):
+        return "ember." + self.name
+
+    def __reduce__(self):
+        return (layout, (self.name,))
+
+
+strided = layout("strided")
+
+
+class memory_format:
+    """Same as `torch.memory_format`. ember keeps every tensor in the contiguous (row-major) layout, so these only
+    name a format: conversions to channels_last give the same values in the default layout."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "ember." + self.name
+
+    def __reduce__(self):
+        return self.name  # pickles as the module-level constant, as torch's do
+
+
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")

@@ -1,10 +1,14 @@
 """class Tensor: one backend array plus autograd fields; ops are bound onto it by the _ops modules."""
+import warnings as _warnings
+
 import numpy as np
 
 from . import _dtype
 from ._backend import check_cuda_dtype, device_of, module_for, to_device
-from ._device import CPU, device as _device_cls
-from ._dtype import FROM_NP, dtype as _dtype_cls, get_default_dtype
+from ._device import CPU
+from ._device import device as _device_cls
+from ._dtype import FROM_NP, get_default_dtype
+from ._dtype import dtype as _dtype_cls
 from ._ops import _dispatch
 from ._ops._dispatch import Op, dispatch1
 from .autograd import graph
@@ -14,9 +18,23 @@ __all__ = ["Tensor", "Size", "is_tensor", "numel"]
 _new = object.__new__
 
 
+_NON_LEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
+    "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf Tensor, "
+    "use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you access "
+    "the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information.")
+
+
 class Size(tuple):
     """Same as `torch.Size`."""
     __slots__ = ()
+
+    def __new__(cls, sizes=()):
+        t = tuple.__new__(cls, sizes)
+        for v in t:
+            if v.__class__ is not int:
+                return tuple.__new__(cls, _size_items(t))
+        return t
 
     def numel(self):
         n = 1
@@ -32,10 +50,37 @@ class Size(tuple):
         return Size(r) if isinstance(key, slice) else r
 
     def __add__(self, other):
-        return Size(tuple.__add__(self, tuple(other)))
+        if not isinstance(other, tuple):
+            raise TypeError(f"can only concatenate tuple (not {type(other).__name__}) to ember.Size")
+        return _new_size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return _new_size(tuple.__add__(other, self))
+
+    def __mul__(self, n):
+        return _new_size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
 
     def __reduce__(self):
         return (Size, (tuple(self),))
+
+
+def _new_size(t):
+    return tuple.__new__(Size, t)
+
+
+def _size_items(t):
+    """The entries of torch.Size(t) as ints: anything with __index__ (a 0-dim integer tensor) converts."""
+    out = []
+    for i, v in enumerate(t):
+        try:
+            out.append(v.__index__())
+        except (AttributeError, TypeError):
+            raise TypeError(f"ember.Size() takes an iterable of 'int' (item {i} is '{type(v).__name__}')") from None
+    return out
 
 
 class _Extras:
@@ -56,8 +101,20 @@ class Tensor:
     def __new__(cls, *args, device=None):
         # the legacy constructor: Tensor(sequence) or Tensor(*sizes), always the default float dtype
         from ._ops import creation
-        if len(args) == 1 and not isinstance(args[0], int):
-            t = creation.tensor(args[0], dtype=get_default_dtype(), device=device)
+        if not args:
+            t = creation.empty(0, device=device)
+        elif len(args) == 1 and not isinstance(args[0], int):
+            a = args[0]
+            if isinstance(a, Tensor):
+                t = a  # torch returns the given tensor itself
+            elif isinstance(a, Size):
+                t = creation.empty(a, device=device)
+            elif isinstance(a, (float, complex, str)):
+                what = f"invalid data type '{type(a).__name__}'" if isinstance(a, str) else \
+                    f"data must be a sequence (got {type(a).__name__})"
+                raise TypeError(f"new(): {what}")
+            else:
+                t = creation.tensor(a, dtype=get_default_dtype(), device=device)
         else:
             t = creation.empty(*args, device=device)
         if cls is Tensor:
@@ -88,11 +145,11 @@ class Tensor:
     # ----- metadata -----
     @property
     def shape(self):
-        return Size(self._data.shape)
+        return tuple.__new__(Size, self._data.shape)
 
     def size(self, dim=None):
         if dim is None:
-            return Size(self._data.shape)
+            return tuple.__new__(Size, self._data.shape)
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
     @property
@@ -145,8 +202,76 @@ class Tensor:
     def is_complex(self):
         return self._data.dtype.kind == "c"
 
+    def apply_(self, callable):
+        """Same as `torch.Tensor.apply_`: callable(python_number) for every element, in place (CPU only)."""
+        if self._requires_grad:
+            raise RuntimeError("Can't call apply_() on Variable that requires grad. Use var.detach().apply_() "
+                               "instead.")
+        d = self._data
+        flat = d.reshape(-1) if d.flags.c_contiguous else d.ravel()
+        vals = [callable(v) for v in flat.tolist()]
+        d[...] = np.asarray(vals).astype(d.dtype, copy=False).reshape(d.shape)
+        graph.bump_version(self, "apply_")
+        return self
+
+    def map_(self, tensor, callable):
+        """Same as `torch.Tensor.map_`: callable(a, b) for every element of self and the broadcast tensor."""
+        if self._requires_grad or tensor._requires_grad:
+            raise RuntimeError("Can't call map_() on Variable that requires grad. Use var.detach().map_() instead.")
+        d = self._data
+        other = np.broadcast_to(tensor._data, d.shape)
+        vals = [callable(a, b) for a, b in zip(d.reshape(-1).tolist(), other.reshape(-1).tolist())]
+        d[...] = np.asarray(vals).astype(d.dtype, copy=False).reshape(d.shape)
+        graph.bump_version(self, "map_")
+        return self
+
+    def is_signed(self):
+        return self._data.dtype.kind not in "bu"
+
+    def is_same_size(self, other):
+        return self._data.shape == other._data.shape
+
+    def is_nonzero(self):
+        n = self._data.size
+        if n != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {'no values' if n == 0 else 'more than one value'} "
+                               "is ambiguous")
+        return self.item() != 0
+
+    def sum_to_size(self, *size):
+        shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+        own = self._data.shape
+        lead = len(own) - len(shape)
+        if lead < 0 or any(s != 1 and s != own[lead + i] for i, s in enumerate(shape)):
+            raise RuntimeError(f"size {{[{', '.join(map(str, shape))}]}} is not expandable to size "
+                               f"{{[{', '.join(map(str, own))}]}}.")
+        dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and own[lead + i] != 1)
+        r = self.sum(dims, keepdim=True) if dims else self
+        return r.reshape(shape) if lead else r
+
+    def new(self, *args, device=None):
+        """Same as `torch.Tensor.new`: the legacy constructor with this tensor's dtype and device."""
+        from ._ops import creation
+        dev = self.device if device is None else device
+        if not args:
+            return creation.empty(0, dtype=self.dtype, device=dev)
+        a = args[0]
+        if len(args) == 1 and not isinstance(a, int):
+            if isinstance(a, Tensor):
+                if a.dtype is not self.dtype:
+                    raise TypeError(f"expected {self.dtype} (got {a.dtype})")
+                return a
+            if isinstance(a, Size):
+                return creation.empty(a, dtype=self.dtype, device=dev)
+            if isinstance(a, (float, complex, str)):
+                raise TypeError(f"new(): data must be a sequence (got {type(a).__name__})")
+            return creation.tensor(a, dtype=self.dtype, device=dev)
+        return creation.empty(*args, dtype=self.dtype, device=dev)
+
     def is_contiguous(self, memory_format=None):
-        return self._data.flags.c_contiguous
+        if memory_format is None or memory_format is _dtype.contiguous_format:
+            return self._data.flags.c_contiguous
+        return _is_channels_last(self._data, memory_format)
 
     def stride(self, dim=None):
         isz = self._data.itemsize
@@ -158,15 +283,20 @@ class Tensor:
     def storage_offset(self):
         # measured from the array that owns the memory, so tensors sharing one storage (views, or tensors loaded
         # from one saved storage) report torch's offsets
-        arr = root = self._data
-        while True:
-            b = root.base
-            if isinstance(b, type(arr)):
-                root = b
-            elif isinstance(getattr(b, "base", None), type(arr)):  # as_strided's wrapper object
-                root = b.base
-            else:
-                return (_address(arr) - _address(root)) // arr.itemsize
+        arr = self._data
+        return (_address(arr) - _address(_root_array(arr))) // arr.itemsize
+
+    def untyped_storage(self):
+        """Same as `torch.Tensor.untyped_storage`: the bytes of the memory this tensor views (CPU tensors)."""
+        return UntypedStorage._wrap(_storage_bytes(self._data))
+
+    def storage(self):
+        """Same as `torch.Tensor.storage` (deprecated there too): the elements of the memory this tensor views."""
+        if not _STORAGE_WARNED[0]:
+            _STORAGE_WARNED[0] = True
+            _warnings.warn(_TYPED_STORAGE_MSG, UserWarning, stacklevel=2)
+        d = self._data
+        return TypedStorage._wrap(_storage_bytes(d).view(d.dtype), self.dtype)
 
     def data_ptr(self):
         return _address(self._data)
@@ -185,8 +315,7 @@ class Tensor:
 
     @property
     def layout(self):
-        import ember
-        return ember.strided
+        return _dtype.strided
 
     # ----- autograd fields -----
     @property
@@ -195,6 +324,8 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value):
+        if value and self._grad_fn is None and self._data.dtype.kind not in "fcV":
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad=True):
@@ -205,7 +336,7 @@ class Tensor:
                     "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
             return self
         if requires_grad and self._data.dtype.kind not in "fcV":
-            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")  # torch's wording
         self._requires_grad = bool(requires_grad)
         return self
 
@@ -222,7 +353,10 @@ class Tensor:
 
     @property
     def grad(self):
-        return self._grad
+        g = self._grad
+        if g is None and self._grad_fn is not None and not self.retains_grad:
+            _warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=2)
+        return g
 
     @grad.setter
     def grad(self, value):
@@ -359,6 +493,15 @@ class Tensor:
         d = self._data
         return d if d.__class__ is np.ndarray else d.get()
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        # a NumPy ufunc applied to a tensor gives a tensor, as in torch (bool results as uint8, torch's legacy)
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        return Tensor._make(np.asarray(array))
+
+    def __reversed__(self):
+        return self if self._data.ndim == 0 else self.flip(0)
+
     def __array__(self, dtype=None, copy=None):
         d = self._data if self._data.__class__ is np.ndarray else self._data.get()
         if dtype is not None and d.dtype != dtype:
@@ -375,8 +518,12 @@ class Tensor:
 
     def to(self, *args, **kwargs):
         """Same as `torch.Tensor.to`: (dtype), (device, dtype), (other) and non_blocking/copy."""
+        fmt = kwargs.pop("memory_format", None) if kwargs else None
         dev, dt, non_blocking, copy = _parse_to(self, args, kwargs)
-        return _to(self, dev, dt, non_blocking, copy)
+        r = _to(self, dev, dt, non_blocking, copy)
+        if fmt is None or fmt is _dtype.preserve_format:
+            return r
+        return r.contiguous(memory_format=fmt)
 
     def type(self, dtype=None, non_blocking=False):
         if dtype is None:
@@ -437,12 +584,19 @@ class Tensor:
 
     def clone(self, *, memory_format=None):
         """Same as `torch.Tensor.clone`."""
-        return dispatch1(_CLONE, self)
+        if memory_format is None or memory_format is _dtype.preserve_format or \
+                memory_format is _dtype.contiguous_format:
+            return dispatch1(_CLONE, self)
+        return dispatch1(_CLONE_CL, self, _channels_last_perm(self, memory_format))
 
     def contiguous(self, memory_format=None):
-        if self._data.flags.c_contiguous:
+        if memory_format is None or memory_format is _dtype.contiguous_format:
+            if self._data.flags.c_contiguous:
+                return self
+            return dispatch1(_CLONE, self)
+        if _is_channels_last(self._data, memory_format):
             return self
-        return dispatch1(_CLONE, self)
+        return dispatch1(_CLONE_CL, self, _channels_last_perm(self, memory_format))
 
     # ----- Python protocol -----
     def __len__(self):
@@ -548,8 +702,114 @@ def _rebuild(cls, arr, dev, requires_grad, grad):
 def _scalar(t):
     d = t._data
     if d.size != 1:
-        raise RuntimeError(f"a Tensor with {d.size} elements cannot be converted to Scalar")
+        raise ValueError("only one element tensors can be converted to Python scalars")
     return t.item()
+
+
+def _root_array(arr):
+    """The array that owns arr's memory (through views and as_strided's wrapper objects)."""
+    root = arr
+    while True:
+        b = root.base
+        if isinstance(b, type(arr)):
+            root = b
+        elif isinstance(getattr(b, "base", None), type(arr)):  # as_strided's wrapper object
+            root = b.base
+        else:
+            return root
+
+
+def _storage_bytes(arr):
+    if arr.__class__ is not np.ndarray:
+        raise RuntimeError("storage() of a CUDA tensor is not supported by ember; use .cpu() first")
+    root = _root_array(arr)
+    if not root.flags.c_contiguous:  # not an allocation: the tensor's own elements are its storage
+        root = np.ascontiguousarray(arr)
+    return root.reshape(-1).view(np.uint8)
+
+
+_STORAGE_WARNED = [False]
+_TYPED_STORAGE_MSG = (
+    "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the only storage "
+    "class. This should only matter to you if you are using storages directly.  To access UntypedStorage "
+    "directly, use tensor.untyped_storage() instead of tensor.storage()")
+
+
+class UntypedStorage:
+    """Same as `torch.UntypedStorage` for reading and writing a CPU tensor's memory: bytes, shared with it."""
+    __slots__ = ("_bytes",)
+
+    @classmethod
+    def _wrap(cls, arr):
+        st = object.__new__(cls)
+        st._bytes = arr
+        return st
+
+    def __len__(self):
+        return self._bytes.size
+
+    def size(self):
+        return self._bytes.size
+
+    def nbytes(self):
+        return self._bytes.nbytes
+
+    def element_size(self):
+        return 1
+
+    def data_ptr(self):
+        return _address(self._bytes)
+
+    @property
+    def device(self):
+        return CPU
+
+    def __getitem__(self, i):
+        r = self._bytes[i]
+        return type(self)._wrap(r) if isinstance(i, slice) else int(r)
+
+    def __setitem__(self, i, value):
+        self._bytes[i] = value
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+    def tolist(self):
+        return self._bytes.tolist()
+
+    def __repr__(self):
+        body = "\n".join(f" {v}" for v in self.tolist())
+        head = body + "\n" if body else ""
+        return f"{head}[ember.storage.{type(self).__name__}(device=cpu) of size {len(self)}]"
+
+
+class TypedStorage(UntypedStorage):
+    """Same as `torch.TypedStorage` (deprecated in torch) for a CPU tensor: its elements, shared with it."""
+    __slots__ = ("dtype",)
+
+    @classmethod
+    def _wrap(cls, arr, dtype=None):
+        st = super()._wrap(arr)
+        st.dtype = dtype if dtype is not None else FROM_NP[arr.dtype]
+        return st
+
+    def __getitem__(self, i):
+        r = self._bytes[i]
+        return TypedStorage._wrap(r, self.dtype) if isinstance(i, slice) else r.item()
+
+    def element_size(self):
+        return self._bytes.itemsize
+
+    def nbytes(self):
+        return self._bytes.nbytes
+
+    def untyped(self):
+        return UntypedStorage._wrap(self._bytes.view(np.uint8))
+
+    def __repr__(self):
+        body = "\n".join(f" {v}" for v in self.tolist())
+        head = body + "\n" if body else ""
+        return f"{head}[ember.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size {len(self)}]"
 
 
 def _address(arr):
@@ -611,6 +871,9 @@ def _to_fwd(x, np_dtype, dev, non_blocking):
     if np_dtype is not None and x.dtype != np_dtype:
         if x.__class__ is not np.ndarray:
             check_cuda_dtype(np_dtype)
+        if x.dtype.kind == "c" and np_dtype.kind != "c":
+            # NumPy would warn with its own ComplexWarning; _to warns as torch does. To bool is "nonzero".
+            x = x != 0 if np_dtype.kind == "b" else x.real
         x = x.astype(np_dtype)
     return x
 
@@ -625,6 +888,30 @@ _TO = Op("_to_copy", lambda x, np_dtype, dev, nb, src: _to_fwd(x, np_dtype, dev,
 _CLONE = Op("clone", lambda x: x.copy(), lambda ctx, g: g)
 
 
+def _clone_cl_fwd(x, perm):
+    """A copy of x whose memory is in the permuted (channels-last) order; shape and values unchanged."""
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return x.transpose(perm).copy().transpose(inv)
+
+
+_CLONE_CL = Op("clone", _clone_cl_fwd, lambda ctx, g: g, node_name="CloneBackward0")
+
+
+def _channels_last_perm(t, memory_format):
+    nd = t._data.ndim
+    if memory_format is _dtype.channels_last:
+        if nd != 4:
+            raise RuntimeError("required rank 4 tensor to use channels_last format")
+        return (0, 2, 3, 1)
+    if memory_format is _dtype.channels_last_3d:
+        if nd != 5:
+            raise RuntimeError("required rank 5 tensor to use channels_last_3d format")
+        return (0, 2, 3, 4, 1)
+    raise RuntimeError(f"unsupported memory format {memory_format}")
+
+
 def _to(t, dev, dt, non_blocking=False, copy=False):
     d = t._data
     if dev is not None and dev.type == "cuda" and dev.index is None:
@@ -637,7 +924,24 @@ def _to(t, dev, dt, non_blocking=False, copy=False):
     if dev is not None and dev.type == "cuda":
         module_for(dev)
     src = None if same_dev else t.device
+    if not same_dt and d.dtype.kind == "c" and dt.np.kind not in "cb":
+        _warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
     return dispatch1(_TO, t, None if same_dt else dt.np, None if same_dev else dev, non_blocking, src)
+
+
+def _is_channels_last(d, memory_format):
+    """Whether d's strides are dense in NHWC (NDHWC) order; dims of size 1 may have any stride, as in torch."""
+    nd = 4 if memory_format is _dtype.channels_last else 5 if memory_format is _dtype.channels_last_3d else None
+    if nd is None:
+        raise RuntimeError(f"unsupported memory format {memory_format}")
+    if d.ndim != nd:
+        return False
+    expected = d.itemsize
+    for dim in (1,) + tuple(range(nd - 1, 1, -1)) + (0,):  # C, then W, H (D), then N: fastest to slowest
+        if d.shape[dim] != 1 and d.strides[dim] != expected:
+            return False
+        expected *= d.shape[dim]
+    return True
 
 
 def is_tensor(obj):
@@ -651,6 +955,7 @@ def numel(input):
 
 
 _dispatch._bind(Tensor._make)
-from ._ops._inplace import copy_ as _copy_  # noqa: E402
+from ._ops._inplace import copy_ as _copy_
+
 Tensor.copy_ = _copy_
 graph._make = Tensor._make

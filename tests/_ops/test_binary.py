@@ -496,3 +496,18 @@ def test_saved_operands_are_version_checked():
 def test_dtype_objects_pickle_through_binary_results():
     r = ember.ones(2, dtype=ember.int8) + 1
     assert pickle.loads(pickle.dumps(r.dtype)) is ember.int8
+
+
+def test_gcd_lcm():
+    assert ember.gcd(ember.tensor([12, -8, 0]), ember.tensor([8, 12, 0])).tolist() == [4, 4, 0]
+    assert ember.lcm(ember.tensor([4, 0, -4]), ember.tensor([6, 5, 6])).tolist() == [12, 0, 12]
+    r = ember.gcd(ember.tensor([4], dtype=ember.int32), ember.tensor([6]))
+    assert r.dtype is ember.int64 and r.tolist() == [2]
+    x = ember.tensor([4, 9])
+    assert x.gcd_(ember.tensor([6, 6])) is x and x.tolist() == [2, 3]
+    with pytest.raises(NotImplementedError, match="\"gcd_cpu\" not implemented for 'Float'"):
+        ember.gcd(ember.tensor([4.0]), ember.tensor([2.0]))
+    with pytest.raises(NotImplementedError, match="\"lcm_cpu\" not implemented for 'Bool'"):
+        ember.lcm(ember.tensor([True]), ember.tensor([True]))
+    with pytest.raises(TypeError, match="gcd\\(\\): argument 'other' \\(position 2\\) must be Tensor, not int"):
+        ember.gcd(ember.tensor([4]), 2)

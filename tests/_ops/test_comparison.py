@@ -187,3 +187,15 @@ def test_where_gradient_and_version_checks():
     c[0] = False  # the condition is
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         r.sum().backward()
+
+
+def test_isin():
+    a = ember.tensor([[1, 2], [3, 4]])
+    assert ember.isin(a, ember.tensor([2, 3])).tolist() == [[False, True], [True, False]]
+    assert ember.isin(a, ember.tensor([2, 3]), invert=True).tolist() == [[True, False], [False, True]]
+    assert ember.isin(ember.tensor([1, 2]), 2).tolist() == [False, True]
+    r = ember.isin(2, ember.tensor([1, 2]))
+    assert r.shape == () and r.item() is True
+    assert ember.isin(ember.tensor([1.5, 2.0]), ember.tensor([2])).tolist() == [False, True]
+    with pytest.raises(RuntimeError, match="Unsupported input type encountered for isin\\(\\): ComplexFloat"):
+        ember.isin(ember.tensor([1j]), ember.tensor([1j]))

@@ -373,3 +373,32 @@ def test_no_warnings_on_common_paths():
         ember.tensor(np.arange(3.0))
         ember.arange(10.0)
         ember.linspace(0, 1, 100, dtype=ember.float16)
+
+
+def test_heaviside_inplace():
+    x = ember.tensor([-1.0, 0.0, 2.0])
+    assert x.heaviside_(ember.tensor(0.5)) is x and x.tolist() == [0.0, 0.5, 1.0]
+
+
+def test_from_numpy_of_read_only_array_warns_once():
+    from ember._ops import creation
+    creation._READONLY_WARNED[0] = False
+    a = np.arange(3.0)
+    a.flags.writeable = False
+    with pytest.warns(UserWarning, match="The given NumPy array is not writable"):
+        ember.from_numpy(a)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ember.as_tensor(a).tolist() == [0.0, 1.0, 2.0]  # suppressed for the rest of the program
+
+
+def test_sizes_as_keywords():
+    assert ember.zeros(size=(2, 3)).shape == (2, 3) and ember.ones(size=[2]).tolist() == [1.0, 1.0]
+    assert ember.empty(size=(0,)).shape == (0,)
+    assert ember.rand(size=(2,)).shape == (2,) and ember.randn(size=(1, 2)).shape == (1, 2)
+    x = ember.ones(1)
+    assert x.new_zeros(size=(2,)).tolist() == [0.0, 0.0] and x.new_ones(size=(1,)).tolist() == [1.0]
+    assert x.new_empty(size=(3,)).shape == (3,)
+    assert ember.arange(end=3).tolist() == [0, 1, 2] and ember.arange(start=1, end=3).tolist() == [1, 2]
+    with pytest.raises(TypeError, match="arange\\(\\) missing 1 required positional argument: 'end'"):
+        ember.arange()

@@ -739,3 +739,47 @@ def test_out_arguments():
     out = ember.empty(0)
     ember.masked_select(x, x._data > 2 if False else _mask([[False] * 3, [True] * 3]), out=out)
     assert out.tolist() == [3.0, 4.0, 5.0]
+
+
+def test_unravel_index():
+    r = ember.unravel_index(ember.tensor([0, 7, 23]), (2, 3, 4))
+    assert isinstance(r, tuple) and [t.tolist() for t in r] == [[0, 0, 1], [0, 1, 2], [0, 3, 3]]
+    assert r[0].dtype is ember.int64
+    # out-of-range and negative indices wrap modulo the number of elements, as in torch
+    assert [t.tolist() for t in ember.unravel_index(ember.tensor([6, -1]), (2, 3))] == [[0, 1], [0, 2]]
+    assert [t.item() for t in ember.unravel_index(ember.tensor(3, dtype=ember.int32), 4)] == [3]
+    with pytest.raises(TypeError, match="expected 'indices' to be integer dtype, but got ember.float32"):
+        ember.unravel_index(ember.tensor([1.0]), (2, 3))
+
+
+def test_fill_diagonal_():
+    x = ember.zeros(3, 4)
+    assert x.fill_diagonal_(5) is x
+    assert x.tolist() == [[5, 0, 0, 0], [0, 5, 0, 0], [0, 0, 5, 0]]
+    y = ember.zeros(7, 3).fill_diagonal_(1, wrap=True)
+    assert y.nonzero().tolist() == [[0, 0], [1, 1], [2, 2], [4, 0], [5, 1], [6, 2]]
+    assert ember.zeros(7, 3).fill_diagonal_(1).sum().item() == 3
+    assert ember.zeros(2, 2, 2).fill_diagonal_(1.5).sum().item() == 3.0
+    with pytest.raises(RuntimeError, match="all dimensions of input must be of equal length"):
+        ember.zeros(2, 3, 2).fill_diagonal_(1)
+    with pytest.raises(RuntimeError, match="dimensions must larger than 1"):
+        ember.zeros(2).fill_diagonal_(1)
+    w = ember.ones(2, 2, requires_grad=True)
+    y = (w * 1).fill_diagonal_(0)
+    y.sum().backward()
+    assert w.grad.tolist() == [[0.0, 1.0], [1.0, 0.0]]
+
+
+def test_setitem_float_into_integer_tensor_checks_range():
+    x = ember.zeros(3, dtype=ember.int64)
+    x[0], x[1] = 2.7, -3.9  # truncated, as a C cast
+    assert x.tolist() == [2, -3, 0]
+    for bad in (float("nan"), float("inf"), 1e30):
+        with pytest.raises(RuntimeError, match="value cannot be converted to type int64_t without overflow"):
+            x[2] = bad
+    u = ember.zeros(2, dtype=ember.uint8)
+    u[0] = 254.9
+    assert u.tolist() == [254, 0]
+    for bad in (255.5, -0.5):
+        with pytest.raises(RuntimeError, match="value cannot be converted to type uint8_t without overflow"):
+            u[1] = bad

@@ -312,3 +312,23 @@ def test_deprecated_functions_warn_once():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ember.chain_matmul(ember.ones(2, 2), ember.ones(2, 2))
+
+
+def test_vector_matrix_shape_error_names_the_one_row_matrix():
+    with pytest.raises(RuntimeError, match="mat1 and mat2 shapes cannot be multiplied \\(1x3 and 2x3\\)"):
+        ember.ones(3) @ ember.ones(2, 3)
+
+
+def test_einsum_sublist_form():
+    a, b = ember.arange(6.0).reshape(2, 3), ember.arange(12.0).reshape(3, 4)
+    assert_close(ember.einsum(a, [0, 1], b, [1, 2], [0, 2]), a.numpy() @ b.numpy())
+    assert_close(ember.einsum(a, [0, 1], b, [1, 2]), a.numpy() @ b.numpy())  # implicit output, as "ab,bc"
+    assert ember.einsum(a, [Ellipsis, 1], [Ellipsis]).tolist() == [3.0, 12.0]
+    assert ember.einsum(a, [0, 27], [27]).tolist() == [3.0, 5.0, 7.0]  # 26+ are upper-case letters
+    with pytest.raises(ValueError, match="subscript in subscript list is not within the valid range \\[0, 52\\)"):
+        ember.einsum(a, [0, 60])
+    x = ember.ones(2, 3, dtype=ember.float64, requires_grad=True)
+    ember.einsum(x, [0, 1], [1]).sum().backward()
+    assert x.grad.tolist() == [[1.0] * 3] * 2
+    with pytest.raises(TypeError, match="einsum\\(\\): argument 'equation' \\(position 1\\) must be str, not int"):
+        ember.einsum(3, a)

@@ -556,3 +556,36 @@ def test_gradcheck_through_max_with_keepdim_and_aminmax():
     assert gradcheck(lambda t: t.max(0, keepdim=True)[0], (x,))
     assert gradcheck(lambda t: tuple(t.aminmax(dim=1)), (x,))
     assert gradcheck(lambda t: ember.std_mean(t, 1), (x,))
+
+
+def test_numpy_argument_names_axis_and_keepdims():
+    # torch's argument parser takes numpy's names for dim and keepdim
+    x = ember.arange(12.0).reshape(3, 4)
+    assert x.sum(axis=1, keepdims=True).tolist() == [[6.0], [22.0], [38.0]]
+    assert ember.mean(x, axis=0).tolist() == [4.0, 5.0, 6.0, 7.0]
+    assert x.max(axis=1).indices.tolist() == [3, 3, 3] and ember.min(x, axis=0, keepdims=True).values.shape == (1, 4)
+    assert x.argmax(axis=0).tolist() == [2, 2, 2, 2] and x.amax(axis=(0, 1)).item() == 11.0
+    assert x.prod(axis=1)[0].item() == 0.0 and (x > 5).any(axis=1).tolist() == [False, True, True]
+    assert x.std(axis=0, keepdims=True).shape == (1, 4) and x.var(axis=1).shape == (3,)
+    assert x.median(axis=1).values.tolist() == [1.0, 5.0, 9.0] and x.logsumexp(axis=1).shape == (3,)
+    assert x.cumsum(axis=1)[0].tolist() == [0.0, 1.0, 3.0, 6.0] and ember.cumprod(x, axis=0).shape == (3, 4)
+    assert x.nansum(axis=0).tolist() == [12.0, 15.0, 18.0, 21.0] and x.count_nonzero(axis=1).tolist() == [3, 4, 4]
+    assert ember.cat([x, x], axis=1).shape == (3, 8) and ember.stack([x, x], axis=2).shape == (3, 4, 2)
+    assert ember.concatenate([x, x], axis=0).shape == (6, 4)
+    assert x.softmax(axis=1).sum(1).tolist() == pytest.approx([1.0] * 3)
+    assert x.log_softmax(axis=0).shape == (3, 4) and ember.softmax(x, axis=0).shape == (3, 4)
+    assert x.sort(axis=0, descending=True).values[0].tolist() == [8.0, 9.0, 10.0, 11.0]
+    assert x.argsort(axis=1).shape == (3, 4) and x.topk(1, axis=0).values.tolist() == [[8.0, 9.0, 10.0, 11.0]]
+    assert x.unsqueeze(axis=0).shape == (1, 3, 4) and x[None].squeeze(axis=0).shape == (3, 4)
+    assert len(x.chunk(2, axis=1)) == 2 and len(x.unbind(axis=1)) == 4
+    with pytest.raises(TypeError, match="cumsum\\(\\) missing 1 required positional argument: 'dim'"):
+        x.cumsum()
+    with pytest.raises(TypeError, match="unsqueeze\\(\\) missing 1 required positional argument: 'dim'"):
+        x.unsqueeze()
+
+
+def test_reductions_of_python_sequences_raise_torchs_type_error():
+    for fn, arg in ((ember.sum, [ember.ones(2)]), (ember.mean, [1.0, 2.0]), (ember.max, [1, 2]), (ember.min, (1, 2))):
+        with pytest.raises(TypeError, match=f"{fn.__name__}\\(\\): argument 'input' \\(position 1\\) must be Tensor, "
+                                            f"not {type(arg).__name__}"):
+            fn(arg)

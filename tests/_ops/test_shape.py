@@ -469,3 +469,27 @@ ERRORS = [
 @pytest.mark.parametrize("name,exc,match,fn", ERRORS, ids=[e[0] for e in ERRORS])
 def test_errors(name, exc, match, fn):
     _raises(exc, match, fn)
+
+
+def test_resize_shrinks_in_place_and_grows_with_zeros():
+    a = ember.arange(6.0)
+    assert a.resize_(2, 2) is a and a.tolist() == [[0.0, 1.0], [2.0, 3.0]]
+    b = ember.arange(3.0)
+    v0 = b._version
+    b.resize_(5)
+    assert b.shape == (5,) and b[:3].tolist() == [0.0, 1.0, 2.0] and b._version == v0 + 1
+    c = ember.arange(4.0).reshape(2, 2).t()  # not contiguous: the first elements in memory order
+    c.resize_(3)
+    assert c.tolist() == [0.0, 2.0, 1.0]
+    assert ember.ones(2, 3).resize_as_(ember.ones(6)).shape == (6,)
+    with pytest.raises(RuntimeError, match="cannot resize variables that require grad"):
+        ember.ones(2, requires_grad=True).resize_(3)
+
+
+def test_size_and_dims_as_keywords():
+    x = ember.arange(6.0).reshape(2, 3)
+    assert x.permute(dims=(1, 0)).shape == (3, 2) and ember.permute(x, dims=(1, 0)).shape == (3, 2)
+    assert x.reshape(shape=(3, 2)).shape == (3, 2) and ember.reshape(x, shape=(6,)).shape == (6,)
+    assert x.view(size=(3, 2)).shape == (3, 2)
+    assert ember.ones(1, 3).expand(size=(2, 3)).shape == (2, 3)
+    assert [t.shape for t in x.split(split_size=1)] == [(1, 3), (1, 3)]

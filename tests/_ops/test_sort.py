@@ -245,3 +245,9 @@ def test_gradients_of_sort_flow_through_indices():
     v, _ = x.sort(dim=1, descending=True)
     (v * ember.tensor([[1.0, 2.0, 3.0]])).sum().backward()
     assert_close(x.grad, [[1.0, 3.0, 2.0]])
+
+
+def test_searchsorted_values_named_input():
+    seq = ember.tensor([1, 3])
+    assert ember.searchsorted(seq, input=ember.tensor([2])).tolist() == [1]
+    assert ember.searchsorted(sorted_sequence=seq, values=ember.tensor([4])).tolist() == [2]

@@ -633,3 +633,13 @@ def test_half_precision_inplace(dt):
     np.testing.assert_allclose(x.float().numpy(), np.exp([0.5, 1.0]), rtol=1e-2)
     x.clamp_(max=2.0).sigmoid_()
     np.testing.assert_allclose(x.float().numpy(), sp.expit(np.minimum(np.exp([0.5, 1.0]), 2.0)), rtol=1e-2)
+
+
+def test_frexp():
+    m, e = ember.frexp(ember.tensor([8.0, 0.3, -3.0, 0.0]))
+    assert_close(m, [0.5, 0.6, -0.75, 0.0])
+    assert e.dtype is ember.int32 and e.tolist() == [4, -1, 2, 0]
+    r = ember.tensor([8.0], dtype=ember.float16).frexp()
+    assert r.mantissa.dtype is ember.float16 and r.exponent.tolist() == [4]
+    with pytest.raises(RuntimeError, match="only supports floating-point dtypes"):
+        ember.frexp(ember.tensor([1, 2]))

@@ -251,3 +251,17 @@ def test_expanded_views_are_read_only():
     x = ember.ones(3, 1)
     for v in (x.expand(3, 4), x.expand(2, 3, 1), ember.ones(3).expand(1, 3)):
         assert not v.numpy().flags.writeable
+
+
+def test_copy_errors_name_the_mismatch():
+    with pytest.raises(RuntimeError, match="The size of tensor a \\(3\\) must match the size of tensor b \\(2\\) at "
+                                           "non-singleton dimension 1"):
+        ember.zeros(2, 3).copy_(ember.ones(2))
+    with pytest.raises(RuntimeError, match="output with shape \\[2\\] doesn't match the broadcast shape \\[3, 2\\]"):
+        ember.zeros(2).copy_(ember.ones(3, 2))
+    with pytest.raises(TypeError, match="copy_\\(\\): argument 'other' \\(position 1\\) must be Tensor, not "
+                                        "numpy.ndarray"):
+        ember.zeros(2).copy_(np.ones(2))
+    w = ember.ones(3, 2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="output with shape \\[2\\] doesn't match the broadcast shape \\[3, 2\\]"):
+        ember.zeros(2).copy_(w)  # the recorded (differentiable) copy reports the same

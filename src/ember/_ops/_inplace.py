@@ -3,6 +3,8 @@
 An in-place op computes the out-of-place result, writes it into the tensor's memory, bumps the version counter
 and moves the result's history onto the tensor (for a view, onto its base through CopySlices).
 """
+import warnings
+
 import numpy as np
 
 from .._backend import read_only
@@ -177,15 +179,16 @@ def _copy(dst, src):
     try:
         return dispatch2(_COPY, dst, src)
     except ValueError:
-        raise RuntimeError(f"The size of tensor a ({', '.join(map(str, dst.shape))}) must match the size of tensor b "
-                           f"({', '.join(map(str, src.shape))})") from None
+        raise _copy_shape_error(dst, src) from None
 
 
 def copy_(self, src, non_blocking=False):
     """Same as `torch.Tensor.copy_`: broadcasts src into self, converting dtype and device."""
     from .._tensor import Tensor
     if not isinstance(src, Tensor):
-        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+        t = type(src)
+        name = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {name}")
     if src._data.__class__ is not self._data.__class__ or src.device != self.device:
         src = src.to(self.device, non_blocking=non_blocking)
     if not (GRAD[0] and (self._requires_grad or src._requires_grad)):
@@ -193,14 +196,27 @@ def copy_(self, src, non_blocking=False):
         if read_only(d):
             raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                                "single memory location. Please clone() the tensor before performing the operation.")
+        sd = src._data
+        if sd.dtype.kind == "c" and d.dtype.kind != "c":
+            warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=2)
+            sd = sd.real
         try:
-            np.copyto(d, src._data, casting="unsafe")
+            np.copyto(d, sd, casting="unsafe")
         except ValueError:
-            raise RuntimeError(f"The size of tensor a ({', '.join(map(str, self.shape))}) must match the size of "
-                               f"tensor b ({', '.join(map(str, src.shape))})") from None
+            raise _copy_shape_error(self, src) from None
         bump_version(self, "copy_")
         return self
     return inplace(self, _copy, (src,), {}, "copy_")
+
+
+def _copy_shape_error(self, src):
+    from .binary import _broadcast_error
+    e = _broadcast_error(self, src)
+    if e is None:  # src broadcasts, but to a bigger shape than self's
+        shape = np.broadcast_shapes(self._data.shape, src._data.shape)
+        e = RuntimeError(f"output with shape [{', '.join(map(str, self.shape))}] doesn't match the broadcast shape "
+                         f"[{', '.join(map(str, shape))}]")
+    return e
 
 
 def _init_copy():

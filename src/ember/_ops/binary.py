@@ -35,7 +35,9 @@ __all__ = [
     "fmax",
     "fmin",
     "fmod",
+    "gcd",
     "hypot",
+    "lcm",
     "ldexp",
     "lerp",
     "logaddexp",
@@ -1232,6 +1234,31 @@ def _check_bitwise(a, kernel, name):
         raise _not_implemented(kernel, a)
 
 
+GCD = Op("gcd", np.gcd)
+LCM = Op("lcm", np.lcm)
+
+
+def _gcd_lcm(name, op, input, other):
+    for i, t in enumerate((input, other)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}(): argument '{('input', 'other')[i]}' (position {i + 1}) must be Tensor, not "
+                            f"{type(t).__name__}")
+    a, b = promote(input, other)
+    if a._data.dtype.kind not in "iu":
+        raise _not_implemented(f"{name}_cpu", a)
+    return tt(op, a, b)
+
+
+def gcd(input, other, *, out=None):
+    """Same as `torch.gcd`."""
+    return _finish(_gcd_lcm("gcd", GCD, input, other), out, "gcd")
+
+
+def lcm(input, other, *, out=None):
+    """Same as `torch.lcm`."""
+    return _finish(_gcd_lcm("lcm", LCM, input, other), out, "lcm")
+
+
 def bitwise_and(input, other, *, out=None):
     """Same as `torch.bitwise_and`."""
     return _finish(_bitwise("bitwise_and", input, other), out, "bitwise_and")
@@ -1467,7 +1494,7 @@ for _name, _fn in (("copysign", copysign), ("ldexp", ldexp), ("xlogy", xlogy)):
 for _name, _fn in (("hypot", hypot), ("nextafter", nextafter), ("lerp", lerp), ("addcmul", addcmul),
                    ("addcdiv", addcdiv), ("bitwise_and", bitwise_and), ("bitwise_or", bitwise_or),
                    ("bitwise_xor", bitwise_xor), ("bitwise_left_shift", bitwise_left_shift),
-                   ("bitwise_right_shift", bitwise_right_shift)):
+                   ("bitwise_right_shift", bitwise_right_shift), ("gcd", gcd), ("lcm", lcm)):
     _bind(_name, _fn)
 
 

@@ -15,7 +15,10 @@ __all__ = [
     "greater",
     "greater_equal",
     "gt",
+    "is_same_size",
+    "is_signed",
     "isclose",
+    "isin",
     "le",
     "less",
     "less_equal",
@@ -212,3 +215,31 @@ Tensor.__lt__ = _lt_op
 Tensor.__le__ = _le_op
 Tensor.__gt__ = _gt_op
 Tensor.__ge__ = _ge_op
+
+
+# ---------------- isin ----------------
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Same as `torch.isin`."""
+    from .._backend import XP
+    from .._tensor_str import SCALAR_NAMES
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError("isin() received an invalid combination of arguments - expected at least one Tensor")
+    like = (elements if isinstance(elements, Tensor) else test_elements)._data
+    xp = XP[like.__class__]
+    a = elements._data if isinstance(elements, Tensor) else xp.asarray(elements)
+    b = test_elements._data if isinstance(test_elements, Tensor) else xp.asarray(test_elements)
+    for d in (a, b):
+        if d.dtype.kind == "c":
+            name = SCALAR_NAMES[_dtype.FROM_NP[d.dtype].name]
+            raise RuntimeError(f"Unsupported input type encountered for isin(): {name}")
+    return Tensor._make(xp.asarray(xp.isin(a, b, assume_unique=assume_unique, invert=invert)))
+
+
+def is_same_size(input, other):
+    """Same as `torch.is_same_size`."""
+    return input.is_same_size(other)
+
+
+def is_signed(input):
+    """Same as `torch.is_signed`."""
+    return input.is_signed()

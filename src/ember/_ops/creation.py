@@ -8,8 +8,18 @@ import numpy as np
 
 from .. import _dtype
 from .._backend import XP, check_cuda_dtype, default_device, module_for, to_device
-from .._device import CPU, device as _device
-from .._dtype import FROM_NP, get_default_dtype
+from .._device import CPU
+from .._device import device as _device
+from .._dtype import (
+    FROM_NP,
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    get_default_dtype,
+    layout,
+    memory_format,
+    preserve_format,
+)
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import bump_version
@@ -43,6 +53,13 @@ __all__ = [
     "triu_indices",
     "zeros",
     "zeros_like",
+    # the layout and memory-format names live with the dtypes; exported here with the creation functions
+    "layout",
+    "memory_format",
+    "contiguous_format",
+    "channels_last",
+    "channels_last_3d",
+    "preserve_format",
 ]
 
 _PY_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
@@ -371,7 +388,17 @@ def from_numpy(ndarray):
         raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative "
                          "strides are not currently supported. (You can probably work around this by making a copy "
                          "of your array  with array.copy().) ")
+    if not ndarray.flags.writeable and not _READONLY_WARNED[0]:
+        _READONLY_WARNED[0] = True  # once per process, as torch
+        warnings.warn(_READONLY_MSG, UserWarning, stacklevel=2)
     return Tensor._make(ndarray)
+
+
+_READONLY_WARNED = [False]
+_READONLY_MSG = (
+    "The given NumPy array is not writable, and PyTorch does not support non-writable tensors. This means writing to "
+    "this tensor will result in undefined behavior. You may want to copy the array to protect its data or make it "
+    "writable before converting it to a tensor. This type of warning will be suppressed for the rest of this program.")
 
 
 def from_dlpack(ext_tensor):
@@ -486,20 +513,20 @@ def _factory(fill, size, out, dtype, device, requires_grad, name):
     return _filled(fill, shape, dtype, device, requires_grad)
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    """Same as `torch.zeros`."""
-    return _factory(0, size, out, dtype, device, requires_grad, "zeros")
+def zeros(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    """Same as `torch.zeros` (sizes positional, or as size=)."""
+    return _factory(0, args if size is None else (size,), out, dtype, device, requires_grad, "zeros")
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    """Same as `torch.ones`."""
-    return _factory(1, size, out, dtype, device, requires_grad, "ones")
+def ones(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    """Same as `torch.ones` (sizes positional, or as size=)."""
+    return _factory(1, args if size is None else (size,), out, dtype, device, requires_grad, "ones")
 
 
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+def empty(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None):
-    """Same as `torch.empty`."""
-    return _factory(None, size, out, dtype, device, requires_grad, "empty")
+    """Same as `torch.empty` (sizes positional, or as size=)."""
+    return _factory(None, args if size is None else (size,), out, dtype, device, requires_grad, "empty")
 
 
 def _fill_value(fill_value, dtype):
@@ -626,12 +653,16 @@ def _check_range_sign(xs, xe, xst, start, end):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
 
 
-def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+def arange(start=None, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
            pin_memory=False):
     """Same as `torch.arange`: int64 for integer arguments, the default dtype otherwise."""
     _check_dtype(dtype, "arange")
     if end is None:
+        if start is None:
+            raise TypeError("arange() missing 1 required positional argument: 'end'")
         start, end = 0, start
+    elif start is None:  # arange(end=n)
+        start = 0
     if start.__class__ is builtins.int and end.__class__ is builtins.int and step.__class__ is builtins.int and (
             dtype is None or dtype is _dtype.int64) and out is None and step and (end - start) * step >= 0:
         return _finish(np.arange(start, end, step, dtype=np.int64), device, requires_grad)
@@ -878,6 +909,14 @@ def heaviside(input, values, *, out=None):
 Tensor.heaviside = heaviside
 
 
+def _heaviside_(self, values):
+    """Same as `torch.Tensor.heaviside_`."""
+    return self.copy_(heaviside(self, values))
+
+
+Tensor.heaviside_ = _heaviside_
+
+
 # ----- Tensor.fill_ / zero_ -----
 
 def _fill_bwd(ctx, g):
@@ -962,19 +1001,19 @@ def _new_filled(self, fill, size, dtype, device, requires_grad, name):
     return _filled(fill, size_args(size, name), dt, dev, requires_grad)
 
 
-def _new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+def _new_zeros(self, *args, size=None, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """Same as `torch.Tensor.new_zeros`."""
-    return _new_filled(self, 0, size, dtype, device, requires_grad, "new_zeros")
+    return _new_filled(self, 0, args if size is None else (size,), dtype, device, requires_grad, "new_zeros")
 
 
-def _new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+def _new_ones(self, *args, size=None, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """Same as `torch.Tensor.new_ones`."""
-    return _new_filled(self, 1, size, dtype, device, requires_grad, "new_ones")
+    return _new_filled(self, 1, args if size is None else (size,), dtype, device, requires_grad, "new_ones")
 
 
-def _new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+def _new_empty(self, *args, size=None, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """Same as `torch.Tensor.new_empty`."""
-    return _new_filled(self, None, size, dtype, device, requires_grad, "new_empty")
+    return _new_filled(self, None, args if size is None else (size,), dtype, device, requires_grad, "new_empty")
 
 
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,

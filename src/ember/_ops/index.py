@@ -24,7 +24,7 @@ from ._dispatch import SAVE_NONE, Op, dispatch1, dispatch2
 from ._inplace import inplace
 from .shape import view_op
 
-__all__ = ["index_put", "index_put_"]
+__all__ = ["index_put", "index_put_", "unravel_index"]
 
 _ALL = slice(None)
 _INT, _KEY_SLICE, _NONE, _ELLIPSIS, _BOOL, _MASK, _ARRAY = range(7)
@@ -501,6 +501,10 @@ def _scalar_for(value, arr, half_to_inf=False):
             if kind == "u" and -(1 << (8 * dt.itemsize - 1)) <= value < 0:
                 return value % (1 << 8 * dt.itemsize)  # torch wraps small negatives into unsigned types
             raise RuntimeError(f"value cannot be converted to type {_CTYPE[FROM_NP[dt].name]} without overflow")
+    elif kind in "iu" and isinstance(value, (builtins.float, np.floating)):
+        info = np.iinfo(dt)
+        if not info.min <= value <= info.max:  # NaN fails this too
+            raise RuntimeError(f"value cannot be converted to type {_CTYPE[FROM_NP[dt].name]} without overflow")
     elif kind in "fV" and isinstance(value, (builtins.float, builtins.int, np.number)):
         fv = builtins.float(value)
         if _fmax(dt) < abs(fv) < builtins.float("inf"):  # NaN and inf convert
@@ -676,6 +680,22 @@ def index_put_(self, indices, values, accumulate=False):
         _kset(d, basic, adv, values._data)
     bump_version(self, "index_put_")
     return self
+
+
+def unravel_index(indices, shape):
+    """Same as `torch.unravel_index`: the coordinates of flat indices, wrapped modulo the number of elements."""
+    if not isinstance(indices, Tensor):
+        raise TypeError(f"unravel_index(): argument 'indices' must be Tensor, not {type(indices).__name__}")
+    d = indices._data
+    if d.dtype.kind not in "iu":
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = (shape,) if isinstance(shape, builtins.int) else tuple(shape)
+    if builtins.any(s < 0 for s in shape):
+        raise ValueError("'shape' cannot have negative values, but got " + str(shape))
+    xp = XP[d.__class__]
+    flat = d.astype(np.int64) % builtins.max(1, int(np.prod(shape))) if shape else d.astype(np.int64)
+    coords = xp.unravel_index(flat, shape) if shape else ()
+    return tuple(Tensor._make(xp.asarray(c, dtype=np.int64)) for c in coords)
 
 
 # ---------------------------------------------------------------- binding

@@ -12,8 +12,9 @@ from ._dispatch import SAVE_NONE, Op, check_same_device, dispatch, dispatch1
 from ._inplace import write_out
 from .shape import _fmt, _scalar_name, _views, _zeros, _zeros_arr, atleast_1d, atleast_2d, atleast_3d, reshape, view_op
 
-__all__ = ["cat", "chunk", "column_stack", "concat", "concatenate", "dsplit", "dstack", "hsplit", "hstack",
-           "narrow", "row_stack", "select", "split", "stack", "tensor_split", "unbind", "vsplit", "vstack"]
+__all__ = ["block_diag", "cartesian_prod", "cat", "chunk", "column_stack", "combinations", "concat", "concatenate",
+           "dsplit", "dstack", "hsplit", "hstack", "narrow", "row_stack", "select", "split", "split_with_sizes",
+           "stack", "tensor_split", "unbind", "unsafe_chunk", "unsafe_split", "vander", "vsplit", "vstack"]
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -149,8 +150,10 @@ _MULTI_KINDS = {
 }
 
 
-def unbind(input, dim=0):
+def unbind(input, dim=0, *, axis=None):
     """Same as `torch.unbind`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
     d = input._data
     if d.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
@@ -190,8 +193,10 @@ def _split_with_sizes(tensor, sizes, dim, n):
     return _multi("split_with_sizes", tensor, len(sizes), dim, sizes)
 
 
-def chunk(input, chunks, dim=0):
+def chunk(input, chunks, dim=0, *, axis=None):
     """Same as `torch.chunk`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
     dim = _split_dim(input, dim, "chunk")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
@@ -330,8 +335,10 @@ def _common_dtype(tensors):
     return None if same else dt
 
 
-def cat(tensors, dim=0, *, out=None):
+def cat(tensors, dim=0, *, out=None, axis=None):
     """Same as `torch.cat`: 1-D empty tensors are skipped, as torch skips them."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
     if tensors.__class__ is not list and tensors.__class__ is not tuple:
         _check_list(tensors, "cat")
     if not tensors:
@@ -393,8 +400,10 @@ def _check_cat_shapes(tensors, keep, dim):
 concat = concatenate = cat
 
 
-def stack(tensors, dim=0, *, out=None):
+def stack(tensors, dim=0, *, out=None, axis=None):
     """Same as `torch.stack`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
     if tensors.__class__ is not list and tensors.__class__ is not tuple:
         _check_list(tensors, "stack")
     if not tensors:
@@ -444,15 +453,121 @@ def column_stack(tensors, *, out=None):
     return cat(ts, 1, out=out)
 
 
+def split_with_sizes(input, split_sizes, dim=0):
+    """Same as `torch.split_with_sizes`."""
+    if not isinstance(split_sizes, (list, tuple)):
+        raise TypeError(f"split_with_sizes(): argument 'split_sizes' must be tuple of ints, not "
+                        f"{type(split_sizes).__name__}")
+    return split(input, list(split_sizes), dim)
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    """Same as `torch.unsafe_chunk` (the results are views, as with chunk)."""
+    return chunk(input, chunks, dim)
+
+
+def unsafe_split(tensor, split_size_or_sections, dim=0):
+    """Same as `torch.unsafe_split` (the results are views, as with split)."""
+    return split(tensor, split_size_or_sections, dim)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# products and block layouts, composed of differentiable ops
+
+def _all_tensors(tensors):
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+
+
+def _one_dim_inputs(name, tensors):
+    _all_tensors(tensors)
+    for t in tensors:
+        if t._data.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {_fmt(t._data.shape)}")
+
+
+def cartesian_prod(*tensors):
+    """Same as `torch.cartesian_prod`."""
+    from .shape import meshgrid
+    _one_dim_inputs("cartesian_prod", tensors)
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([g.reshape(-1) for g in grids], 1)
+
+
+def combinations(input, r=2, with_replacement=False):
+    """Same as `torch.combinations`."""
+    if input._data.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {_fmt(input._data.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return input.new_empty(0)
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    idx = np.array(list(pick(range(input._data.shape[0]), r)), dtype=np.int64).reshape(-1, r)
+    return input[Tensor._make(XP[input._data.__class__].asarray(idx))]
+
+
+def block_diag(*tensors):
+    """Same as `torch.block_diag`."""
+    from .creation import zeros
+    _all_tensors(tensors)
+    blocks = []
+    for i, t in enumerate(tensors):
+        nd = t._data.ndim
+        if nd > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{nd} dimensions")
+        blocks.append(t.reshape(1, -1) if nd == 1 else t.reshape(1, 1) if nd == 0 else t)
+    dt = FROM_NP[blocks[0]._data.dtype] if blocks else None
+    for b in blocks[1:]:
+        dt = _PROMOTE[(dt, FROM_NP[b._data.dtype])]
+    dev = blocks[0].device if blocks else None
+    rows, width, col = [], sum(b.shape[1] for b in blocks), 0
+    for b in blocks:
+        h, w = b.shape
+        parts = [zeros(h, col, dtype=dt, device=dev), b.to(dt), zeros(h, width - col - w, dtype=dt, device=dev)]
+        rows.append(cat(parts, 1))
+        col += w
+    return cat(rows, 0) if rows else zeros(1, 0)
+
+
+def vander(x, N=None, increasing=False):
+    """Same as `torch.vander`."""
+    from .creation import ones
+    if x._data.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x._data.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    if x._data.dtype.kind in "bu" or x._data.dtype.itemsize < 8 and x._data.dtype.kind == "i":
+        x = x.long()  # integer inputs widen to int64, as torch's
+    cols = [ones(x.shape[0], 1, dtype=x.dtype, device=x.device)] if n else []
+    if n > 1:
+        cols.append(x.unsqueeze(1).expand(-1, n - 1).cumprod(1))  # cumprod keeps x**k exact and x=0 differentiable
+    r = cat(cols, 1) if cols else x.new_empty(x.shape[0], 0)
+    return r if increasing else r.flip(1)
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # Tensor methods
 
 Tensor.narrow = narrow
 Tensor.select = select
 Tensor.unbind = unbind
-Tensor.split = split
+def _split_method(self, split_size, dim=0):
+    """Same as `torch.Tensor.split` (its size argument is named split_size)."""
+    return split(self, split_size, dim)
+
+
+Tensor.split = _split_method
 Tensor.chunk = chunk
 Tensor.tensor_split = tensor_split
 Tensor.hsplit = hsplit
 Tensor.vsplit = vsplit
 Tensor.dsplit = dsplit
+Tensor.split_with_sizes = split_with_sizes
+Tensor.unsafe_chunk = unsafe_chunk
+Tensor.unsafe_split = unsafe_split

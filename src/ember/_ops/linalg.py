@@ -104,7 +104,7 @@ def _matmul_shape_error(a, b):
     if nb == 1:  # folded to a matrix-vector product
         rows = math.prod(sa[:-1])
         return RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{sa[-1]}), vec ({sb[0]})")
-    if nb == 2 and na >= 2:  # folded to a matrix-matrix product
+    if nb == 2:  # folded to a matrix-matrix product (a vector as a 1-row matrix)
         return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({math.prod(sa[:-1])}x{sa[-1]} and "
                             f"{_shape_str(sb)})")
     ba, bb = sa[:-2] if na >= 2 else (), sb[:-2]
@@ -654,13 +654,37 @@ def _einsum_grad(k, subs, out, ins, g):
 EINSUM = Op("einsum", _einsum_fwd, _einsum_bwd, SAVE_INPUTS, node_name="EinsumBackward0")
 
 
+def _sublist_letters(sublist):
+    out = []
+    for s in sublist:
+        if s is Ellipsis:
+            out.append("...")
+        elif not 0 <= s < 52:
+            raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
+        else:
+            out.append(chr(ord("a") + s) if s < 26 else chr(ord("A") + s - 26))
+    return "".join(out)
+
+
+def _sublist_equation(args):
+    """einsum(a, [0, 1], b, [1, 2], [0, 2]) as ("ab,bc->ac", (a, b))."""
+    if len(args) % 2:  # an odd count: the output sublist closes the list
+        operands, subs, out = args[0:-1:2], args[1:-1:2], args[-1]
+    else:
+        operands, subs, out = args[0::2], args[1::2], None
+    eq = ",".join(_sublist_letters(s) for s in subs)
+    return (eq if out is None else eq + "->" + _sublist_letters(out)), tuple(operands)
+
+
 def einsum(equation, *operands):
-    """Same as `torch.einsum` (equation form, including ellipsis and repeated subscripts, and the list form
-    einsum(eq, [a, b]))."""
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+    """Same as `torch.einsum`: the equation form (with ellipsis and repeated subscripts), the list form
+    einsum(eq, [a, b]) and the sublist form einsum(a, [0, 1], b, [1, 2], [0, 2])."""
+    if isinstance(equation, Tensor):
+        equation, operands = _sublist_equation((equation,) + operands)
+    elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not isinstance(equation, str):
-        raise TypeError("einsum(): the equation must be a string (the sublist format is not supported)")
+        raise TypeError(f"einsum(): argument 'equation' (position 1) must be str, not {type(equation).__name__}")
     if not operands:
         raise RuntimeError("einsum(): must provide at least one operand")
     dt = operands[0]._data.dtype

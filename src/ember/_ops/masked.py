@@ -262,6 +262,21 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     return r if out is None else write_out(r, out, "take_along_dim")
 
 
+def _fill_diagonal_(self, fill_value, wrap=False):
+    """Same as `torch.Tensor.fill_diagonal_`."""
+    shape = self._data.shape
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    mask = np.zeros(shape, dtype=bool)
+    np.fill_diagonal(mask, True, wrap=wrap)  # NumPy's wrap rule for tall matrices is torch's
+    return self.masked_fill_(Tensor._make(mask).to(self.device), fill_value)
+
+
+Tensor.fill_diagonal_ = _fill_diagonal_
+
+
 # ---------------------------------------------------------------- binding
 for _name in ("masked_fill", "masked_select", "masked_scatter", "take", "take_along_dim", "put", "masked_fill_",
               "put_"):

@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from .._tensor import _wrap_dim
+from .._tensor import Tensor, _wrap_dim
 from .._tensor_str import SCALAR_NAMES
 from ._dispatch import SAVE_BOTH, Op, dispatch1, dispatch2
 from ._inplace import write_out
@@ -12,7 +12,7 @@ from ._reduce_util import expand_grad
 from .decomp import linalg_svdvals
 from .linalg import matmul
 
-__all__ = ["cdist"]
+__all__ = ["cdist", "dist", "renorm"]
 
 
 # ---------------------------------------------------------------- norms
@@ -247,3 +247,34 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
             use_mm = compute_mode == modes[1]
         return dispatch2(CDIST2, x1, x2, use_mm)
     return vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, -1)
+
+
+def dist(input, other, p=2):
+    """Same as `torch.dist`: the p-norm of input - other."""
+    return vector_norm(input - other, p)
+
+
+def renorm(input, p, dim, maxnorm, *, out=None):
+    """Same as `torch.renorm`."""
+    nd = input._data.ndim
+    if nd <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {nd} dimensions")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    dim = _wrap_dim(dim, nd)
+    norms = vector_norm(input, p, tuple(d for d in range(nd) if d != dim), True)
+    factor = (maxnorm / (norms + 1e-7)).where(norms > maxnorm, 1.0).to(input.dtype)
+    r = input * factor
+    return r if out is None else write_out(r, out, "renorm")
+
+
+def _renorm_(self, p, dim, maxnorm):
+    """Same as `torch.Tensor.renorm_`."""
+    return self.copy_(renorm(self, p, dim, maxnorm))
+
+
+Tensor.dist = dist
+Tensor.renorm = renorm
+Tensor.renorm_ = _renorm_

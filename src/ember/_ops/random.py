@@ -376,23 +376,25 @@ def _new_random(arr, out, requires_grad, name):
 
 # ----- sampling functions -----
 
-def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
     """Same as `torch.rand`."""
     _check_dtype(dtype, "rand")
     dt = _float_dtype(dtype or (out.dtype if out is not None else None), "check_uniform_bounds")
     dev = _dev_of(device if out is None else out.device)
     eng = _engine(generator, dev)
+    size = args if size is None else (size,)
     return _new_random(_sample(eng, "uniform", size_args(size, "rand"), dt), out, requires_grad, "rand")
 
 
-def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False):
     """Same as `torch.randn`."""
     _check_dtype(dtype, "randn")
     dt = _float_dtype(dtype or (out.dtype if out is not None else None), "normal_kernel_cpu")
     dev = _dev_of(device if out is None else out.device)
     eng = _engine(generator, dev)
+    size = args if size is None else (size,)
     return _new_random(_sample(eng, "normal", size_args(size, "randn"), dt), out, requires_grad, "randn")
 
 

@@ -92,11 +92,23 @@ SUM = Op("sum", _sum_fwd, _sum_bwd, SAVE_NONE, node_name="SumBackward0")
 SUM_DIM = Op("sum", _sum_fwd, _sum_bwd, SAVE_NONE, node_name="SumBackward1")
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def _not_tensor(name, x):
+    """torch's error for a reduction called on a list or number (a common slip for Python's built-ins)."""
+    return TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None):
     """Same as `torch.sum`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     if dtype is not None:
         input = _cast(input, dtype)
-    nd = input._data.ndim
+    try:
+        nd = input._data.ndim
+    except AttributeError:
+        raise _not_tensor("sum", input) from None
     dims = dims_of(dim, nd) if dim is not None else None
     r = dispatch1(SUM if dim is None else SUM_DIM, input, None if nd == 0 else dims, keepdim,
                   _acc_dtype(input, dtype))
@@ -139,9 +151,17 @@ def _float_dtype_check(name, input, dtype):
     return input
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None):
     """Same as `torch.mean`."""
-    if dtype is not None or input._data.dtype.kind not in "fcV":
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
+    try:
+        kind = input._data.dtype.kind
+    except AttributeError:
+        raise _not_tensor("mean", input) from None
+    if dtype is not None or kind not in "fcV":
         input = _float_dtype_check("mean", input, dtype)
     nd = input._data.ndim
     r = dispatch1(MEAN if dim is None else MEAN_DIM, input, _rdims(dim, nd), keepdim)
@@ -164,8 +184,12 @@ def _nansum_bwd(ctx, g):
 NANSUM = Op("nansum", _nansum_fwd, _nansum_bwd, SAVE_INPUTS)
 
 
-def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None):
     """Same as `torch.nansum`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     if dtype is not None:
         input = _cast(input, dtype)
     if input._data.dtype.kind == "c":
@@ -197,8 +221,12 @@ def _nanmean_bwd(ctx, g):
 NANMEAN = Op("nanmean", _nanmean_fwd, _nanmean_bwd, SAVE_INPUTS)
 
 
-def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None):
     """Same as `torch.nanmean`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     if dtype is not None:
         input = _cast(input, dtype)
     d = input._data.dtype
@@ -245,8 +273,12 @@ PROD = Op("prod", _prod_fwd, _prod_bwd, SAVE_BOTH, node_name="ProdBackward0")
 PROD_DIM = Op("prod", _prod_fwd, _prod_bwd, SAVE_BOTH, node_name="ProdBackward1")
 
 
-def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None):
     """Same as `torch.prod` (a single int dim, as torch)."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     if dtype is not None:
         input = _cast(input, dtype)
     nd = input._data.ndim
@@ -322,7 +354,10 @@ def _elementwise(name, input, other, out):
 def _minmax(name, input, dim, keepdim, other, out):
     if other is not None or isinstance(dim, Tensor):
         return _elementwise("maximum" if name == "max" else "minimum", input, dim if other is None else other, out)
-    d = input._data
+    try:
+        d = input._data
+    except AttributeError:
+        raise _not_tensor(name, input) from None
     if d.dtype.kind == "c":
         if dim is None:
             raise _not_implemented(f"{name}_all", input)
@@ -338,13 +373,21 @@ def _minmax(name, input, dim, keepdim, other, out):
     return _out2(r, out, name, _rt.max if name == "max" else _rt.min)
 
 
-def max(input, dim=None, keepdim=False, *, other=None, out=None):
+def max(input, dim=None, keepdim=False, *, other=None, out=None, axis=None, keepdims=None):
     """Same as `torch.max`: the maximum, (values, indices) along dim, or the elementwise maximum with a tensor."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return _minmax("max", input, dim, keepdim, other, out)
 
 
-def min(input, dim=None, keepdim=False, *, other=None, out=None):
+def min(input, dim=None, keepdim=False, *, other=None, out=None, axis=None, keepdims=None):
     """Same as `torch.min`: the minimum, (values, indices) along dim, or the elementwise minimum with a tensor."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return _minmax("min", input, dim, keepdim, other, out)
 
 
@@ -356,13 +399,21 @@ def _amax(name, op, input, dim, keepdim, out):
     return _out(dispatch1(op, input, None if input._data.ndim == 0 else dims, keepdim), out, name)
 
 
-def amax(input, dim=(), keepdim=False, *, out=None):
+def amax(input, dim=(), keepdim=False, *, out=None, axis=None, keepdims=None):
     """Same as `torch.amax`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return _amax("amax", AMAX, input, dim, keepdim, out)
 
 
-def amin(input, dim=(), keepdim=False, *, out=None):
+def amin(input, dim=(), keepdim=False, *, out=None, axis=None, keepdims=None):
     """Same as `torch.amin`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return _amax("amin", AMIN, input, dim, keepdim, out)
 
 
@@ -394,13 +445,21 @@ def _argext(name, op, input, dim, keepdim, out):
     return _out(dispatch1(op, input, dim, keepdim), out, name)
 
 
-def argmax(input, dim=None, keepdim=False, *, out=None):
+def argmax(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """Same as `torch.argmax`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return _argext("argmax", ARGMAX, input, dim, keepdim, out)
 
 
-def argmin(input, dim=None, keepdim=False, *, out=None):
+def argmin(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """Same as `torch.argmin`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return _argext("argmin", ARGMIN, input, dim, keepdim, out)
 
 
@@ -469,13 +528,21 @@ def _logical_reduce(name, op, input, dim, keepdim, out):
     return _out(r, out, name)
 
 
-def all(input, dim=None, keepdim=False, *, out=None):
+def all(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """Same as `torch.all`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return _logical_reduce("all", ALL, input, dim, keepdim, out)
 
 
-def any(input, dim=None, keepdim=False, *, out=None):
+def any(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """Same as `torch.any`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return _logical_reduce("any", ANY, input, dim, keepdim, out)
 
 
@@ -487,8 +554,10 @@ def _count_nonzero_fwd(x, dims):
 COUNT_NONZERO = Op("count_nonzero", _count_nonzero_fwd)
 
 
-def count_nonzero(input, dim=None):
+def count_nonzero(input, dim=None, *, axis=None):
     """Same as `torch.count_nonzero`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
     return dispatch1(COUNT_NONZERO, input, _rdims(dim, input._data.ndim))
 
 

@@ -12,7 +12,8 @@ from ._inplace import make_inplace
 from ._reduce_util import (_F32, _SCATTER, _acc, _acc_dtype, _back, _cast, _conj, _const, _is_float, _not_implemented,
                            _one_dim, _out, _out2, _zero_dim_pair)
 
-__all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
+__all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "diff", "trapezoid", "trapz",
+           "cumulative_trapezoid"]
 
 
 # ---------------- linear private ops used by scan backwards ----------------
@@ -87,8 +88,12 @@ def _scan_args(input, dim, dtype):
     return input, _one_dim(dim, input._data.ndim)
 
 
-def cumsum(input, dim, *, dtype=None, out=None):
+def cumsum(input, dim=None, *, dtype=None, out=None, axis=None):
     """Same as `torch.cumsum`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    elif dim is None:
+        raise TypeError("cumsum() missing 1 required positional argument: 'dim'")
     input, dim = _scan_args(input, dim, dtype)
     return _out(dispatch1(CUMSUM, input, dim, _acc_dtype(input, dtype)), out, "cumsum")
 
@@ -138,8 +143,12 @@ def _cumprod_grad_quadratic(x, g, dim):
 CUMPROD = Op("cumprod", _cumprod_fwd, _cumprod_bwd, SAVE_BOTH)
 
 
-def cumprod(input, dim, *, dtype=None, out=None):
+def cumprod(input, dim=None, *, dtype=None, out=None, axis=None):
     """Same as `torch.cumprod`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    elif dim is None:
+        raise TypeError("cumprod() missing 1 required positional argument: 'dim'")
     input, dim = _scan_args(input, dim, dtype)
     return _out(dispatch1(CUMPROD, input, dim, _acc_dtype(input, dtype)), out, "cumprod")
 
@@ -182,13 +191,21 @@ def _cumext(name, op, cls, input, dim, out):
     return _out2(r, out, name, cls)
 
 
-def cummax(input, dim, *, out=None):
+def cummax(input, dim=None, *, out=None, axis=None):
     """Same as `torch.cummax`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    elif dim is None:
+        raise TypeError("cummax() missing 1 required positional argument: 'dim'")
     return _cumext("cummax", CUMMAX, _rt.cummax, input, dim, out)
 
 
-def cummin(input, dim, *, out=None):
+def cummin(input, dim=None, *, out=None, axis=None):
     """Same as `torch.cummin`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    elif dim is None:
+        raise TypeError("cummin() missing 1 required positional argument: 'dim'")
     return _cumext("cummin", CUMMIN, _rt.cummin, input, dim, out)
 
 
@@ -237,18 +254,87 @@ def _lcse_bwd(ctx, g):
 LOGCUMSUMEXP = Op("logcumsumexp", _lcse_fwd, _lcse_bwd, SAVE_BOTH)
 
 
-def logcumsumexp(input, dim, *, out=None):
+def logcumsumexp(input, dim=None, *, out=None, axis=None):
     """Same as `torch.logcumsumexp`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    elif dim is None:
+        raise TypeError("logcumsumexp() missing 1 required positional argument: 'dim'")
     d = input._data
     if not _is_float(d.dtype) and d.dtype.kind != "c":
         raise _not_implemented("logcumsumexp_out_cpu", input)
     return _out(dispatch1(LOGCUMSUMEXP, input, _one_dim(dim, d.ndim)), out, "logcumsumexp")
 
 
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """Same as `torch.diff`."""
+    from .join import cat  # composite of differentiable ops, so autograd needs nothing more
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    parts = [t for t in (prepend, input, append) if t is not None]
+    for t in parts:
+        if t.ndim != input.ndim:
+            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    x = cat(parts, dim) if len(parts) > 1 else input
+    for _ in range(n):
+        size = x.shape[dim]
+        if size == 0:
+            break
+        hi, lo = x.narrow(dim, 1, size - 1), x.narrow(dim, 0, size - 1)
+        x = hi != lo if x.dtype is _dtype.bool else hi - lo  # bool differences are xor, as in torch
+    return x
+
+
+def _trapz_parts(y, x, dx, dim, name):
+    """The interval widths and the mean heights of y's neighbours along dim, as differentiable tensors."""
+    if y._data.ndim == 0:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})")
+    if y._data.dtype.kind in "biu":
+        y = y.to(_dtype.get_default_dtype())
+    n = y.shape[dim]
+    heights = (y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)) / 2 if n else y
+    if x is None:
+        return heights, (1 if dx is None else dx)
+    if x._data.ndim == 1:
+        if x.shape[0] != n:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        widths = diff(x)
+        widths = widths.reshape((-1,) + (1,) * (y._data.ndim - 1 - (dim % y._data.ndim))) if y._data.ndim > 1 else widths
+    else:
+        widths = diff(x, dim=dim)
+    return heights, widths
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """Same as `torch.trapezoid`."""
+    if x is not None and dx is not None:
+        raise TypeError("trapezoid() received an invalid combination of arguments - got both x and dx")
+    if y.shape[dim] == 0:
+        return (y.to(_dtype.get_default_dtype()) if y._data.dtype.kind in "biu" else y).sum(dim)
+    heights, widths = _trapz_parts(y, x, dx, dim, "trapezoid")
+    return (heights * widths).sum(dim)
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """Same as `torch.trapz`."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """Same as `torch.cumulative_trapezoid`."""
+    if x is not None and dx is not None:
+        raise TypeError("cumulative_trapezoid() received an invalid combination of arguments - got both x and dx")
+    heights, widths = _trapz_parts(y, x, dx, dim, "cumulative_trapezoid")
+    return (heights * widths).cumsum(dim)
+
+
 # ---------------- binding ----------------
 def _bind():
     for name in __all__:
-        setattr(Tensor, name, globals()[name])
+        if "trap" not in name:  # the trapezoid rules are functions only, as in torch
+            setattr(Tensor, name, globals()[name])
     Tensor.cumsum_ = make_inplace(cumsum, "cumsum_")
     Tensor.cumprod_ = make_inplace(cumprod, "cumprod_")
 

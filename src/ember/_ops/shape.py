@@ -166,8 +166,10 @@ UNSAFE_VIEW = Op("_unsafe_view", lambda x, shape: x.reshape(shape), _reshape_bwd
 RESHAPE_ALIAS = Op("_reshape_alias", _view_fwd, _reshape_bwd, SAVE_NONE)
 
 
-def view(self, *shape, dtype=None):
-    """Same as `torch.Tensor.view`: view(*shape) or view(dtype)."""
+def view(self, *shape, dtype=None, size=None):
+    """Same as `torch.Tensor.view`: view(*shape), view(size=shape) or view(dtype)."""
+    if size is not None:
+        shape = (size,)
     if dtype is None and len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         dtype = shape[0]
     if dtype is not None:
@@ -211,8 +213,10 @@ def view_as(self, other):
     return view_op(VIEW, self, other._data.shape)
 
 
-def reshape(input, *shape):
+def reshape(input, *args, shape=None):
     """Same as `torch.reshape`: a view when the layout allows it, else a copy."""
+    if shape is None:
+        shape = args
     d = input._data
     shape = infer_size(_size_args(shape, "reshape"), d.size)
     if d.flags.c_contiguous or shape == d.shape:
@@ -285,8 +289,9 @@ TRANSPOSE = Op("transpose", _permute_fwd, _permute_bwd, SAVE_NONE)
 T_OP = Op("t", _permute_fwd, _permute_bwd, SAVE_NONE, node_name="TBackward0")
 
 
-def permute(input, *dims):
+def permute(input, *args, dims=None):
     """Same as `torch.permute`."""
+    dims = args if dims is None else dims
     n = input._data.ndim
     dims = _size_args(dims, "permute")
     if len(dims) == n and sorted(dims) == _RANGES[n] if n < 8 else False:
@@ -429,8 +434,10 @@ def _expand_strides(x, shape):
 EXPAND = Op("expand", _expand_fwd, lambda ctx, g: g, SAVE_NONE)  # the engine sums g over the broadcast dims
 
 
-def expand(self, *sizes):
+def expand(self, *sizes, size=None):
     """Same as `torch.Tensor.expand`; expanded views are read-only in ember (torch raises on most writes)."""
+    if size is not None:
+        sizes = (size,)
     sizes = _size_args(sizes, "expand")
     if -1 not in sizes and len(sizes) >= self._data.ndim:
         # without -1, NumPy's broadcasting rule is torch's expand rule; its error only tells us to explain
@@ -572,8 +579,10 @@ def _unsqueeze_fwd(x, shape, d):
 UNSQUEEZE = Op("unsqueeze", _unsqueeze_fwd, _reshape_bwd, SAVE_NONE)
 
 
-def squeeze(input, dim=None):
+def squeeze(input, dim=None, *, axis=None):
     """Same as `torch.squeeze` (dim: None, an int or a tuple of ints)."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
     shape = input._data.shape
     if dim is None:
         return view_op(SQUEEZE, input, tuple(s for s in shape if s != 1) if 1 in shape else shape)
@@ -586,8 +595,12 @@ def squeeze(input, dim=None):
     return view_op(SQUEEZE_DIMS, input, tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1)))
 
 
-def unsqueeze(input, dim):
+def unsqueeze(input, dim=None, *, axis=None):
     """Same as `torch.unsqueeze`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    elif dim is None:
+        raise TypeError("unsqueeze() missing 1 required positional argument: 'dim'")
     shape = input._data.shape
     d = _wrap_dim(dim, len(shape) + 1)
     return view_op(UNSQUEEZE, input, shape[:d] + (1,) + shape[d:], d)
@@ -714,6 +727,35 @@ def _inplace_view(fn, name):
     return method
 
 
+def resize_(self, *sizes, memory_format=None):
+    """Same as `torch.Tensor.resize_`. A grown tensor gets fresh memory (zeros past the old elements), so views
+    of the old memory stop seeing it; a shrunk or same-size contiguous tensor keeps its memory."""
+    shape = _size_args(sizes, "resize_")
+    if self._requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    if any(s < 0 for s in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {_fmt(shape)}")
+    d = self._data
+    n = math.prod(shape)
+    if n <= d.size:
+        # the first n elements in memory order; a reshape of a contiguous array is a view, as torch keeps storage
+        flat = d.reshape(-1) if d.flags.c_contiguous else d.ravel()
+        self._data = flat[:n].reshape(shape)
+    else:
+        new = _zeros_arr(d, (n,))
+        new[:d.size] = d.reshape(-1)
+        self._data = new.reshape(shape)
+    bump_version(self, "resize_")
+    return self
+
+
+def resize_as_(self, the_template, memory_format=None):
+    """Same as `torch.Tensor.resize_as_`."""
+    return resize_(self, the_template.shape)
+
+
+Tensor.resize_ = resize_
+Tensor.resize_as_ = resize_as_
 Tensor.view = view
 Tensor.view_as = view_as
 Tensor.reshape = reshape

@@ -121,16 +121,20 @@ def _type_name(x):
             "bool": "Bool"}.get(x._data.dtype.name, x._data.dtype.name)
 
 
-def softmax(input, dim=None, _stacklevel=3, dtype=None):
+def softmax(input, dim=None, _stacklevel=3, dtype=None, *, axis=None):
     """Same as `torch.nn.functional.softmax`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
     if AUTOCAST[0] and dtype is None:  # CUDA autocast runs it in float32
         input = cast_args("softmax", (input,))[0]
     input, dim = _prep(input, dim, dtype, "softmax")
     return dispatch1(SOFTMAX, input, dim)
 
 
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None, *, axis=None):
     """Same as `torch.nn.functional.log_softmax`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
     if AUTOCAST[0] and dtype is None:
         input = cast_args("log_softmax", (input,))[0]
     input, dim = _prep(input, dim, dtype, "log_softmax")
@@ -159,13 +163,21 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     return y_hard - y_soft.detach() + y_soft
 
 
-def _tensor_softmax(self, dim, dtype=None):
+def _tensor_softmax(self, dim=None, dtype=None, *, axis=None):
     """Same as `torch.Tensor.softmax`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    elif dim is None:
+        raise TypeError("softmax() missing 1 required positional argument: 'dim'")
     return softmax(self, dim, dtype=dtype)
 
 
-def _tensor_log_softmax(self, dim, dtype=None):
+def _tensor_log_softmax(self, dim=None, dtype=None, *, axis=None):
     """Same as `torch.Tensor.log_softmax`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    elif dim is None:
+        raise TypeError("log_softmax() missing 1 required positional argument: 'dim'")
     return log_softmax(self, dim, dtype=dtype)
 
 

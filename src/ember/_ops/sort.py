@@ -57,16 +57,20 @@ def _write_pair(r, out, name):
     return out
 
 
-def sort(input, dim=-1, descending=False, *, stable=False, out=None):
+def sort(input, dim=-1, descending=False, *, stable=False, out=None, axis=None):
     """Same as `torch.sort` (always stable: equal elements keep their order)."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
     dim = _wrap_dim(dim, input._data.ndim)
     v, i = dispatch1(_SORT_STABLE if stable else _SORT, input, dim, bool(descending))
     r = return_types.sort(v, i)
     return r if out is None else return_types.sort(*_write_pair(r, out, "sort"))
 
 
-def argsort(input, dim=-1, descending=False, *, stable=False):
+def argsort(input, dim=-1, descending=False, *, stable=False, axis=None):
     """Same as `torch.argsort`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
     x = input._data
     dim = _wrap_dim(dim, x.ndim)
     if x.ndim == 0:
@@ -109,8 +113,10 @@ def _topk_bwd(ctx, g):
 _TOPK = Op("topk", _topk_fwd, _topk_bwd, SAVE_NONE, nout=2, extra=True)
 
 
-def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None, axis=None):
     """Same as `torch.topk` (results always sorted)."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
     x = input._data
     dim = _wrap_dim(-1 if dim is None else dim, x.ndim)
     n = x.shape[dim] if x.ndim else 1
@@ -134,8 +140,12 @@ def _kthvalue_fwd(x, dim, k, keepdim):
 _KTHVALUE = Op("kthvalue", _kthvalue_fwd, _select_bwd, SAVE_NONE, nout=2, extra=True)
 
 
-def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None, axis=None, keepdims=None):
     """Same as `torch.kthvalue`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     x = input._data
     dim = _wrap_dim(-1 if dim is None else dim, x.ndim)
     n = x.shape[dim] if x.ndim else 1
@@ -213,8 +223,13 @@ def _values_array(values, like):
     return np.asarray(values) if like.__class__ is np.ndarray else XP[like.__class__].asarray(values)
 
 
-def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None, out=None, sorter=None):
-    """Same as `torch.searchsorted`."""
+def searchsorted(sorted_sequence, values=None, *, out_int32=False, right=False, side=None, out=None, sorter=None,
+                 input=None):
+    """Same as `torch.searchsorted` (torch's argument parser also names the values `input`)."""
+    if input is not None:
+        values = input
+    elif values is None:
+        raise TypeError("searchsorted() missing 1 required positional argument: 'values'")
     if side is not None:
         if side not in ("left", "right"):
             raise RuntimeError(f"ember.searchsorted(): side can only be 'left' or 'right' but got {side}")

@@ -20,7 +20,7 @@ from ._reduce_util import (_INF, _acc, _back, _cast, _const, _count, _index_bwd,
 from .reduce import _spread, _spread_bwd, mean
 
 __all__ = ["std", "var", "std_mean", "var_mean", "logsumexp", "norm", "median", "nanmedian", "mode", "quantile",
-           "nanquantile"]
+           "nanquantile", "cov", "corrcoef"]
 
 
 # ---------------- var / std / var_mean / std_mean ----------------
@@ -136,27 +136,43 @@ def _var_args(name, input, dim, unbiased, correction):
     return dims, correction
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None, axis=None, keepdims=None):
     """Same as `torch.var`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     dims, c = _var_args("var", input, dim, unbiased, correction)
     return _out(dispatch1(VAR, input, dims, keepdim, c, False), out, "var")
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None, axis=None, keepdims=None):
     """Same as `torch.std`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     dims, c = _var_args("std", input, dim, unbiased, correction)
     return _out(dispatch1(STD, input, dims, keepdim, c, True), out, "std")
 
 
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None, axis=None, keepdims=None):
     """Same as `torch.var_mean`: the tuple (var, mean)."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     dims, c = _var_args("var_mean", input, dim, unbiased, correction)
     r = dispatch1(VAR_MEAN, input, dims, keepdim, c, False)
     return r if out is None else (write_out(r[0], out[0], "var_mean"), write_out(r[1], out[1], "var_mean"))
 
 
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None, axis=None, keepdims=None):
     """Same as `torch.std_mean`: the tuple (std, mean)."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     dims, c = _var_args("std_mean", input, dim, unbiased, correction)
     r = dispatch1(STD_MEAN, input, dims, keepdim, c, True)
     return r if out is None else (write_out(r[0], out[0], "std_mean"), write_out(r[1], out[1], "std_mean"))
@@ -193,8 +209,12 @@ def _float_input(x):
     return x.to(_dtype.get_default_dtype()) if x._data.dtype.kind in "biu" else x
 
 
-def logsumexp(input, dim, keepdim=False, *, out=None):
+def logsumexp(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """Same as `torch.logsumexp`."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     if dim is None:
         raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
     input = _float_input(input)
@@ -388,13 +408,21 @@ def _median(name, input, dim, keepdim, out, ignore_nan):
     return _out2(r, out, name, _rt.nanmedian if ignore_nan else _rt.median)
 
 
-def median(input, dim=None, keepdim=False, *, out=None):
+def median(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """Same as `torch.median`: the lower median of all elements, or (values, indices) along dim."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return _median("median", input, dim, keepdim, out, False)
 
 
-def nanmedian(input, dim=None, keepdim=False, *, out=None):
+def nanmedian(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """Same as `torch.nanmedian`: median() ignoring NaNs."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     return _median("nanmedian", input, dim, keepdim, out, True)
 
 
@@ -426,9 +454,13 @@ def _mode_fwd(x, dim, keepdim):
 MODE = Op("mode", _mode_fwd, _index_bwd, SAVE_NONE, nout=2, extra=True)
 
 
-def mode(input, dim=-1, keepdim=False, *, out=None):
+def mode(input, dim=-1, keepdim=False, *, out=None, axis=None, keepdims=None):
     """Same as `torch.mode`: the most frequent value (the smallest among equally frequent ones) and the index of
     its last occurrence."""
+    if axis is not None:  # torch also takes numpy's argument names
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
     d = input._data
     if d.dtype.kind == "c":
         raise _not_implemented("mode_cpu", input)
@@ -537,6 +569,67 @@ def _bind():
     for name in __all__:
         if name not in ("std_mean", "var_mean"):  # functions only, as in torch
             setattr(Tensor, name, globals()[name])
+
+
+# ---------------- cov / corrcoef (composites of differentiable ops) ----------------
+def _check_weights(name, w, n):
+    if w is None:
+        return None
+    if w._data.ndim > 1:
+        raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got {w._data.ndim} dimensions")
+    if w._data.size != n:
+        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are observations in the input "
+                           f"but got {w._data.size} != {n}")
+    if name == "fweights" and w._data.dtype.kind not in "iu":
+        raise RuntimeError("cov(): expected fweights to have integral dtype but got fweights with "
+                           f"{SCALAR_NAMES[w.dtype.name]} dtype")
+    if name == "aweights" and not _is_float(w._data.dtype):
+        raise RuntimeError("cov(): expected aweights to have floating point dtype but got aweights with "
+                           f"{SCALAR_NAMES[w.dtype.name]} dtype")
+    if bool((w._data < 0).any()):
+        raise RuntimeError(f"cov(): {name} cannot be negative")
+    return w
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """Same as `torch.cov`."""
+    nd = input._data.ndim
+    if nd > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with {nd} "
+                           "dimensions")
+    x = input.reshape(1, -1) if nd < 2 else input
+    x = _float_input(x)
+    n = x.shape[1]
+    fw = _check_weights("fweights", fweights, n)
+    aw = _check_weights("aweights", aweights, n)
+    w = fw if aw is None else aw if fw is None else fw * aw
+    if w is None:
+        avg = x.mean(1)
+        norm_factor = n - correction
+    else:
+        w = w.to(x.dtype)
+        w_sum = w.sum()
+        avg = (x * w).sum(1) / w_sum
+        norm_factor = w_sum - (correction * (w * aw).sum() / w_sum if aw is not None else correction)
+    if float(norm_factor) <= 0:
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+                      "observations.", UserWarning, stacklevel=2)
+        norm_factor = norm_factor * 0 if isinstance(norm_factor, Tensor) else 0
+    xm = x - avg.unsqueeze(1)
+    xw = xm if w is None else xm * w
+    c = (xm @ xw.mT.conj()) / norm_factor
+    return c.squeeze()
+
+
+def corrcoef(input):
+    """Same as `torch.corrcoef`."""
+    c = cov(input)
+    if c._data.ndim == 0:
+        return c / c  # one variable: nan for a constant, else 1, as in torch
+    d = c.diagonal()
+    std = (d.real if d.is_complex() else d).sqrt()
+    c = c / std.unsqueeze(1) / std.unsqueeze(0)
+    return c.clamp(-1, 1) if not c.is_complex() else c
 
 
 _bind()

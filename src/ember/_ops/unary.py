@@ -984,6 +984,21 @@ Tensor.is_neg = is_neg
 Tensor.logical_not_ = make_inplace(logical_not, "logical_not_")
 Tensor.bitwise_not_ = make_inplace(bitwise_not, "bitwise_not_")
 
+def frexp(input, *, out=None):
+    """Same as `torch.frexp`: (mantissa, exponent) with an int32 exponent."""
+    from .. import return_types as _rt
+    d = input._data
+    if d.dtype.kind not in "fV":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    m, e = np.frexp(d if d.dtype.kind == "f" else d.astype(np.float32))
+    r = _rt.frexp(Tensor._make(m.astype(d.dtype, copy=False)), Tensor._make(e.astype(np.int32, copy=False)))
+    if out is None:
+        return r
+    return _rt.frexp(write_out(r[0], out[0], "frexp"), write_out(r[1], out[1], "frexp"))
+
+
+__all__.append("frexp")
+Tensor.frexp = frexp
 Tensor.__abs__ = abs
 Tensor.__neg__ = neg
 Tensor.__pos__ = positive
