@@ -1,5 +1,5 @@
 """ember: PyTorch's programming model in Python, on NumPy and CuPy."""
-__version__ = "0.1.0"
+from ._version import __version__
 
 import builtins as _builtins  # int, bool and float are ember dtypes in this namespace
 
@@ -266,11 +266,17 @@ def typename(obj):
     return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
+def compile(model=None, **kwargs):
+    """Same as `torch.compile`; see `ember.compiler.compile` (ember runs the model eagerly)."""
+    from .compiler import compile as _compile
+    return _compile(model, **kwargs)
+
+
 def __getattr__(name):
     # heavier submodules load on first use, keeping `import ember` fast
     import importlib
     if name in ("linalg", "testing", "cuda", "backends", "fft", "special", "utils", "nn", "optim", "amp",
-                "multiprocessing", "distributed", "serialization", "profiler", "cpu", "func"):
+                "multiprocessing", "distributed", "serialization", "profiler", "cpu", "func", "compiler"):
         try:
             return importlib.import_module("." + name, __name__)
         except ModuleNotFoundError as e:
