@@ -1,4 +1,5 @@
 """The top-level namespace: build info, thread counts, determinism switches and the legacy tensor types."""
+import numpy as np
 import pytest
 
 import ember
@@ -117,3 +118,74 @@ def test_typename_warn_always_and_flush_denormal():
     finally:
         ember.set_warn_always(False)
     assert ember.set_flush_denormal(True) is False
+
+
+# ---------------------------------------------------------------- legacy type constructors and exports
+_OPTS = ("TensorOptions(dtype={}, device=cpu, layout=Strided, requires_grad=false (default), pinned_memory=false "
+         "(default), memory_format=(nullopt))")
+
+
+def test_legacy_constructor_forms():
+    t = ember.FloatTensor()
+    assert t.shape == (0,) and t.dtype is ember.float32
+    assert ember.LongTensor().shape == (0,) and ember.LongTensor().dtype is ember.int64
+    assert ember.FloatTensor(ember.Size([2, 3])).shape == (2, 3)
+    assert ember.FloatTensor(2, 3).shape == (2, 3) and ember.FloatTensor(3).shape == (3,)
+    assert ember.FloatTensor(np.int64(3)).shape == (3,)
+    assert ember.FloatTensor(2, True).shape == (2, 1)
+    lt = ember.LongTensor([1, 2])
+    assert lt.dtype is ember.int64 and lt.tolist() == [1, 2]
+    assert ember.LongTensor([1.5, 2]).tolist() == [1, 2]
+    assert ember.FloatTensor((2, 3)).tolist() == [2.0, 3.0]
+    assert ember.FloatTensor(range(3)).tolist() == [0.0, 1.0, 2.0]
+    assert ember.BoolTensor([1, 0]).tolist() == [True, False]
+    assert ember.FloatTensor(np.ones(2)).dtype is ember.float32
+    assert ember.FloatTensor(device="cpu").shape == (0,)
+
+
+def test_legacy_constructor_of_a_tensor_is_an_alias():
+    x = ember.ones(2)
+    a = ember.FloatTensor(x)
+    assert a is not x
+    a[0] = 5.0
+    assert x.tolist() == [5.0, 1.0]
+    w = ember.ones(2, requires_grad=True)
+    b = ember.FloatTensor(w)
+    assert b.requires_grad and b.grad_fn.name() == "AliasBackward0" and b._base is w
+
+
+def test_legacy_constructor_of_a_tensor_of_another_type():
+    with pytest.raises(TypeError) as e:
+        ember.LongTensor(ember.ones(2))
+    assert str(e.value) == f"expected {_OPTS.format('long int')} (got {_OPTS.format('float')})"
+    with pytest.raises(TypeError) as e:
+        ember.FloatTensor(ember.tensor(3))
+    assert str(e.value) == f"expected {_OPTS.format('float')} (got {_OPTS.format('long int')})"
+    with pytest.raises(TypeError, match=r"^expected TensorOptions\(dtype=c10::Half,"):
+        ember.HalfTensor(ember.ones(1))
+    with pytest.raises(RuntimeError, match=r"^Legacy tensor constructor of the form ember.Tensor\(tensor, "
+                                           r"device=device\) is not supported."):
+        ember.FloatTensor(ember.ones(1), device="cpu")
+
+
+def test_legacy_constructor_rejects_scalars_and_mixed_arguments():
+    for bad, name in ((2.5, "float"), (1 + 2j, "complex"), (None, "NoneType"), (True, "bool")):
+        with pytest.raises(TypeError) as e:
+            ember.FloatTensor(bad)
+        assert str(e.value) == f"new(): data must be a sequence (got {name})"
+    with pytest.raises(TypeError, match="^new\\(\\): invalid data type 'str'$"):
+        ember.FloatTensor("a")
+    with pytest.raises(TypeError) as e:
+        ember.FloatTensor(ember.ones(2), 2)
+    assert str(e.value).startswith("new() received an invalid combination of arguments - got (Tensor, int), but "
+                                   "expected one of:\n * (*, ember.device device = None)\n")
+    with pytest.raises(RuntimeError, match=r"^Trying to create tensor with negative dimension -1: \[2, -1\]$"):
+        ember.FloatTensor(2, -1)
+
+
+def test_strided_and_storages_exported():
+    assert ember.strided is ember._dtype.strided and repr(ember.strided) == "ember.strided"
+    assert ember.ones(2).layout is ember.strided and ember.strided == "strided"
+    from ember._tensor import TypedStorage, UntypedStorage
+    assert ember.TypedStorage is TypedStorage and ember.UntypedStorage is UntypedStorage
+    assert issubclass(ember.TypedStorage, ember.UntypedStorage)

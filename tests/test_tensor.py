@@ -116,11 +116,74 @@ def test_detach_shares_memory_and_version_counter():
 
 def test_grad_setter_validates():
     x = ember.ones(2, requires_grad=True)
-    with pytest.raises(RuntimeError, match="assigned grad has data of a different size"):
+    with pytest.raises(RuntimeError) as e:
         x.grad = ember.ones(3)
+    assert str(e.value) == ("attempting to assign a gradient of size '[3]' to a tensor of size '[2]'. Please ensure "
+                            "that the gradient and the tensor are the same size")
+    with pytest.raises(RuntimeError) as e:  # the dtype is checked first, as in torch
+        x.grad = ember.ones(3, dtype=ember.float64)
+    assert str(e.value) == (
+        "attempting to assign a gradient with dtype 'double' to a tensor with grad_dtype 'Float'. The gradient must "
+        "match the tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype "
+        "attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the "
+        "dtypes of a tensor and its gradient may break downstream systems that assume they match.")
+    for dt, name in [(ember.int64, "long int"), (ember.float16, "c10::Half"), (ember.complex64, "c10::complex<float>"),
+                     (ember.bool, "bool"), (ember.uint8, "unsigned char")]:
+        with pytest.raises(RuntimeError, match=f"^attempting to assign a gradient with dtype '{name}' to a tensor with "
+                                               f"grad_dtype 'Float'"):
+            x.grad = ember.ones(2, dtype=dt)
+    h = ember.ones((), dtype=ember.bfloat16, requires_grad=True)
+    with pytest.raises(RuntimeError, match="^attempting to assign a gradient with dtype 'float' to a tensor with "
+                                           "grad_dtype 'BFloat16'"):
+        h.grad = ember.ones(())
+    with pytest.raises(RuntimeError, match=r"of size '\[1\]' to a tensor of size '\[\]'"):
+        h.grad = ember.ones(1, dtype=ember.bfloat16)
+    with pytest.raises(TypeError, match="assigned grad expected to be a Tensor or None but got grad of type int"):
+        x.grad = 3
     x.grad = ember.ones(2)
+    np.testing.assert_array_equal(x.grad.numpy(), [1, 1])
     del x.grad
     assert x.grad is None
+
+
+def test_numpy_conversion_of_a_tensor_that_requires_grad():
+    msg = "^Can't call numpy\\(\\) on Tensor that requires grad. Use tensor.detach\\(\\).numpy\\(\\) instead.$"
+    x = ember.ones(2, requires_grad=True)
+    for conv in (np.asarray, np.array, lambda t: np.asarray(t, dtype=np.float64), lambda t: np.array([t, t]),
+                 np.exp, lambda t: t.numpy()):
+        with pytest.raises(RuntimeError, match=msg):
+            conv(x)
+    with pytest.raises(RuntimeError, match=msg):
+        np.asarray(x * 2)  # a non-leaf too
+    with ember.no_grad():  # torch only refuses in grad mode
+        np.testing.assert_array_equal(np.asarray(x), [1, 1])
+        np.testing.assert_array_equal(x.numpy(), [1, 1])
+    np.testing.assert_array_equal(np.asarray(x.detach()), [1, 1])
+    np.testing.assert_array_equal(x.numpy(force=True), [1, 1])
+    r = np.float32(2) + x  # a NumPy scalar on the left defers to the tensor
+    assert isinstance(r, ember.Tensor) and r.requires_grad and r.tolist() == [3.0, 3.0]
+
+
+_SCALAR_WARNING = ("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                   "Consider using tensor.detach() first.")
+
+
+def test_float_and_complex_of_a_tensor_that_requires_grad_warn():
+    import warnings
+    x = ember.tensor([2.5], requires_grad=True)
+    for conv, expected in ((float, 2.5), (complex, 2.5 + 0j)):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            assert conv(x) == expected
+            assert conv(x * 2) == 2 * expected  # non-leaf too
+        assert [(r.category, str(r.message)) for r in w] == [(UserWarning, _SCALAR_WARNING)] * 2
+        assert w[0].filename == __file__  # reported at the caller's line
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # torch does not warn for these
+        assert int(x) == 2 and bool(x) is True and x.item() == 2.5 and x.tolist() == [2.5]
+        assert float(x.detach()) == 2.5 and float(ember.tensor(1.5)) == 1.5
+        with ember.no_grad():
+            assert float(x) == 2.5 and complex(x) == 2.5 + 0j
 
 
 def test_hash_is_identity_and_tensors_work_as_dict_keys():

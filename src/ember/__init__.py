@@ -3,6 +3,8 @@ from ._version import __version__
 
 import builtins as _builtins  # int, bool and float are ember dtypes in this namespace
 
+import numpy as _np
+
 from . import _dtype
 from ._device import device
 from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, dtype, finfo, float, float16,
@@ -42,8 +44,57 @@ from ._autocast import (autocast_decrement_nesting, autocast_increment_nesting, 
                         get_autocast_dtype, is_autocast_cache_enabled, is_autocast_enabled, set_autocast_cache_enabled,
                         set_autocast_dtype, set_autocast_enabled)
 
-strided = "strided"
-FloatTensor = DoubleTensor = LongTensor = None  # replaced below by dtype-checking classes
+from ._dtype import strided
+from ._tensor import TypedStorage, UntypedStorage
+
+# the C names torch's TensorOptions print for the legacy types' dtypes
+_OPTION_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                 "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+                 "uint8": "unsigned char", "bool": "bool"}
+_LEGACY_SIGNATURES = (" * (ember.Storage storage)\n * (Tensor other)\n * (tuple of ints size, *, ember.device device = "
+                      "None)\n * (object data, *, ember.device device = None)\n")
+
+
+def _options(dt, dev):
+    return (f"TensorOptions(dtype={_OPTION_NAMES.get(dt.name, dt.name)}, device={dev}, layout=Strided, "
+            f"requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt))")
+
+
+def _legacy_from_tensor(t, dt, device):
+    """FloatTensor(tensor): an alias of a tensor of exactly this type, as torch."""
+    if device is not None:
+        raise RuntimeError("Legacy tensor constructor of the form ember.Tensor(tensor, device=device) is not "
+                           "supported.  Use ember.tensor(...) or ember.as_tensor(...) instead.")
+    if t.dtype is not dt or t.device.type != "cpu":
+        raise TypeError(f"expected {_options(dt, 'cpu')} (got {_options(t.dtype, t.device)})")
+    return t[...]
+
+
+def _legacy_new(dt, args, device):
+    """The legacy constructors' argument forms, as Tensor.__new__ (with the type's dtype): () an empty 1-D
+    tensor; (Size) or (*ints) sizes; (tensor) an alias; (sequence) the data."""
+    py_typename = unary.py_typename
+    if not args:
+        return creation.empty(0, dtype=dt, device=device)
+    sizes = _builtins.all(isinstance(a, (_builtins.int, _np.integer)) for a in args)
+    if sizes and not (len(args) == 1 and isinstance(args[0], _builtins.bool)):  # a lone bool is data
+        return creation.empty(*[_builtins.int(a) for a in args], dtype=dt, device=device)
+    if len(args) == 1:
+        a = args[0]
+        if isinstance(a, Tensor):
+            return _legacy_from_tensor(a, dt, device)
+        if isinstance(a, Size):
+            return creation.empty(a, dtype=dt, device=device)
+        if isinstance(a, (str, bytes)):
+            raise TypeError(f"new(): invalid data type '{type(a).__name__}'")
+        if a is None or isinstance(a, (_builtins.float, _builtins.complex, _builtins.bool, _np.generic)):
+            raise TypeError(f"new(): data must be a sequence (got {py_typename(a)})")
+        return creation.tensor(a, dtype=dt, device=device)
+    got = ", ".join(py_typename(a) for a in args)
+    marked = ", ".join(f"!{py_typename(a)}!" for a in args)
+    raise TypeError(f"new() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                    f" * (*, ember.device device = None)\n      didn't match because some of the arguments have "
+                    f"invalid types: ({marked})\n" + _LEGACY_SIGNATURES)
 
 
 def _legacy_type(dt, name):
@@ -52,10 +103,7 @@ def _legacy_type(dt, name):
             return isinstance(obj, Tensor) and obj.dtype is dt
 
     def __new__(cls, *args, device=None):
-        from ._ops import creation
-        if len(args) == 1 and not isinstance(args[0], _builtins.int):
-            return creation.tensor(args[0], dtype=dt, device=device)
-        return creation.empty(*args, dtype=dt, device=device)
+        return _legacy_new(dt, args, device)
     return _Meta(name, (), {"__new__": __new__, "dtype": dt, "__module__": __name__})
 
 
@@ -111,7 +159,8 @@ def is_complex(input):
 def is_nonzero(input):
     """Same as `torch.is_nonzero`."""
     if input.numel() != 1:
-        raise RuntimeError(f"Boolean value of Tensor with {'no values' if input.numel() == 0 else 'more than one value'} is ambiguous")
+        what = "no values" if input.numel() == 0 else "more than one value"
+        raise RuntimeError(f"Boolean value of Tensor with {what} is ambiguous")
     return input.item() != 0
 
 
@@ -276,7 +325,8 @@ def __getattr__(name):
     # heavier submodules load on first use, keeping `import ember` fast
     import importlib
     if name in ("linalg", "testing", "cuda", "backends", "fft", "special", "utils", "nn", "optim", "amp",
-                "multiprocessing", "distributed", "serialization", "profiler", "cpu", "func", "compiler"):
+                "multiprocessing", "distributed", "distributions", "serialization", "profiler", "cpu", "func",
+                "compiler"):
         try:
             return importlib.import_module("." + name, __name__)
         except ModuleNotFoundError as e:

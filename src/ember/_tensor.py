@@ -1,5 +1,7 @@
 """class Tensor: one backend array plus autograd fields; ops are bound onto it by the _ops modules."""
+import sys as _sys
 import warnings as _warnings
+from collections import OrderedDict
 
 import numpy as np
 
@@ -12,6 +14,7 @@ from ._dtype import dtype as _dtype_cls
 from ._ops import _dispatch
 from ._ops._dispatch import Op, dispatch1
 from .autograd import graph
+from .autograd.grad_mode import GRAD
 
 __all__ = ["Tensor", "Size", "is_tensor", "numel"]
 
@@ -364,12 +367,14 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(value).__name__}")
-            if value._data.shape != self._data.shape:
-                raise RuntimeError("assigned grad has data of a different size")
             if value._data.dtype != self._data.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                raise RuntimeError(_grad_dtype_error(value._data.dtype, self._data.dtype))
             if value.device != self.device:
-                raise RuntimeError("assigned grad has data located on a different device")
+                raise RuntimeError(_grad_device_error(value.device, self.device))
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value._data.shape)}' to a tensor "
+                                   f"of size '{list(self._data.shape)}'. Please ensure that the gradient and the "
+                                   f"tensor are the same size")
         self._grad = value
 
     @grad.deleter
@@ -407,8 +412,13 @@ class Tensor:
     def detach(self):
         """Same as `torch.Tensor.detach`: shares memory and the version counter."""
         t = Tensor._make(self._data)
-        t._vc = self._vc or graph.counter(self)
-        t._base = self._base if self._base is not None else self
+        c = t._vc = self._vc or graph.counter(self)
+        b = self._base
+        if b is not None:
+            # no view of self (its views must not count as views of a base that requires grad), but as_strided
+            # still needs the storage's root: an alias of it
+            t._base = a = Tensor._make(b._data)
+            a._vc = c
         return t
 
     def detach_(self):
@@ -458,9 +468,8 @@ class Tensor:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         ext = self._extras()
         if ext.post_acc_hooks is None:
-            ext.post_acc_hooks = []
-        ext.post_acc_hooks.append(hook)
-        return graph._Handle(ext.post_acc_hooks, hook)
+            ext.post_acc_hooks = OrderedDict()
+        return graph.add_hook(ext.post_acc_hooks, hook)
 
     # ----- conversion -----
     def item(self):
@@ -483,7 +492,7 @@ class Tensor:
     def numpy(self, *, force=False):
         """Same as `torch.Tensor.numpy`: shares memory with the tensor."""
         if not force:
-            if self._requires_grad:
+            if self._requires_grad and GRAD[0]:
                 raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                    "instead.")
             if self._data.__class__ is not np.ndarray:
@@ -503,6 +512,8 @@ class Tensor:
         return self if self._data.ndim == 0 else self.flip(0)
 
     def __array__(self, dtype=None, copy=None):
+        if self._requires_grad and GRAD[0]:  # as torch: NumPy conversion goes through numpy()
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         d = self._data if self._data.__class__ is np.ndarray else self._data.get()
         if dtype is not None and d.dtype != dtype:
             return d.astype(dtype)
@@ -615,12 +626,16 @@ class Tensor:
         return bool(self.item())
 
     def __float__(self):
+        if self._requires_grad and GRAD[0]:
+            _warn_requires_grad(self)
         return float(_scalar(self))
 
     def __int__(self):
         return int(_scalar(self).real) if self._data.dtype.kind == "c" else int(_scalar(self))
 
     def __complex__(self):
+        if self._requires_grad and GRAD[0]:
+            _warn_requires_grad(self)
         return complex(_scalar(self))
 
     def __index__(self):
@@ -704,6 +719,44 @@ def _scalar(t):
     if d.size != 1:
         raise ValueError("only one element tensors can be converted to Python scalars")
     return t.item()
+
+
+def _warn_requires_grad(t):
+    # torch warns in grad mode for float() and complex() (not int(), bool() or item()); ember's own conversions
+    # (where torch converts in C++ or under no_grad, as LBFGS does) stay silent
+    if _sys._getframe(2).f_code.co_filename.startswith(graph._PKG_DIR):
+        return
+    _warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                   "Consider using tensor.detach() first.", UserWarning, stacklevel=3)
+
+
+# the C++ element type names torch's .grad setter reports for the assigned gradient, and its ScalarType names
+_CPP_TYPE_NAMES = {
+    "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+    "complex64": "c10::complex<float>", "complex128": "c10::complex<double>", "int8": "signed char",
+    "uint8": "unsigned char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool",
+    "uint16": "short unsigned int", "uint32": "unsigned int", "uint64": "long unsigned int",
+}
+_SCALAR_TYPE_NAMES = {"uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"}
+
+
+def _grad_dtype_error(grad_dt, dt):
+    from ._tensor_str import SCALAR_NAMES
+    g, d = FROM_NP[grad_dt].name, FROM_NP[dt].name
+    return (f"attempting to assign a gradient with dtype '{_CPP_TYPE_NAMES.get(g, g)}' to a tensor with grad_dtype "
+            f"'{SCALAR_NAMES.get(d) or _SCALAR_TYPE_NAMES.get(d, d)}'. The gradient must match the tensor's "
+            f"grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a "
+            f"specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a "
+            f"tensor and its gradient may break downstream systems that assume they match.")
+
+
+def _grad_device_error(grad_dev, dev):
+    if grad_dev.type != dev.type:
+        return (f"attempting to assign a gradient with device type '{grad_dev.type}' to a tensor with device type "
+                f"'{dev.type}'. Please ensure that the gradient and the tensor are on the same device")
+    return (f"attempting to assign a gradient located on device with index '{grad_dev.index}' to a tensor located "
+            f"on device with index '{dev.index}'. Please ensure that the gradient and the tensor are on the same "
+            f"device")
 
 
 def _root_array(arr):

@@ -98,6 +98,10 @@ def refresh_view(view):
     """A view whose base was modified in place since the view was made: its history becomes 'the region of the
     base's current history' (torch regenerates such a view's grad_fn the same way). Returns the new grad_fn."""
     base = view._base
+    if view._grad_fn is not None:
+        from ._ops._inplace import _MULTI, multi_output_view, view_error
+        if multi_output_view(view):  # torch refuses to regenerate the history of split/unbind outputs
+            raise view_error(view, _MULTI, indirect=True)
     if base._requires_grad and view._data.dtype == base._data.dtype:
         _set_region_history(view, base, (_positions(view._data, base._data), base._data.shape, view._data.shape))
     else:

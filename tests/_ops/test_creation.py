@@ -25,7 +25,6 @@ INFERENCE = [
     ([np.int32(1), 2.5], ember.float32, (2,)), ([np.float16(1), 1.5], ember.float32, (2,)),
     ([np.uint8(1), np.int8(1)], ember.int16, (2,)), ([np.float64(1), 1j], ember.complex128, (2,)),
     (np.arange(6.0).reshape(2, 3), ember.float64, (2, 3)), (np.arange(3, dtype=np.int16), ember.int16, (3,)),
-    ([np.array([1.0, 2.0]), np.array([3.0, 4.0])], ember.float64, (2, 2)),
 ]
 
 

@@ -156,7 +156,8 @@ def test_constructor_checks_and_cuda_without_gpu():
     with pytest.raises(AssertionError, match="The backoff factor must be < 1.0."):
         GradScaler("cpu", backoff_factor=1.0)
     if not ember.cuda.is_available():
-        with pytest.warns(UserWarning, match="CUDA is not available.  Disabling."):
+        with pytest.warns(UserWarning, match="^ember.cuda.amp.GradScaler is enabled, but CUDA is not available.  "
+                                             "Disabling.$"):
             assert not GradScaler().is_enabled()
 
 

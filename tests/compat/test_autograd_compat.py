@@ -458,3 +458,101 @@ def test_non_double_warning_matches_torch():
             lib.autograd.gradcheck(lambda t: t * 2, (x,), eps=1e-2, atol=1e-2, raise_exception=False)
         msgs.append([str(w.message) for w in caught if "double precision" in str(w.message)])
     assert msgs[0] == msgs[1] and len(msgs[0]) == 1
+
+
+# ----- in-place ops on views, .grad assignment, conversions -----
+
+def _inplace_cases(lib):
+    def nonleaf(n=4):
+        return lib.ones(n, requires_grad=True) * 1
+
+    def nograd_view(base):
+        with lib.no_grad():
+            return base[:2]
+
+    def stale(leaf):
+        x = leaf * 1
+        v = x[:2]
+        x.mul_(3)
+        v.mul_(2)
+        x.sum().backward()
+        return leaf.grad
+
+    def copy_slices():
+        a = lib.ones(3)
+        w = lib.tensor([2.0, 3.0], requires_grad=True)
+        a[:2].mul_(w)
+        a.sum().backward()
+        return (type(a.grad_fn).__name__, w.grad)
+
+    def detached():
+        x = lib.ones(3, requires_grad=True)
+        d = x.detach()
+        d.mul_(lib.full((3,), 2.0, requires_grad=True))
+        return (x.grad_fn, type(d.grad_fn).__name__)
+
+    return {
+        "leaf_view_of_view": lambda: lib.arange(6.).reshape(2, 3).requires_grad_()[0].add_(1),
+        "leaf_view_flat": lambda: lib.arange(6.).reshape(2, 3).requires_grad_().view(-1).zero_(),
+        "detached_leaf": lambda: lib.ones(3).detach().requires_grad_().add_(1),
+        "detached_mul": detached,
+        "copy_slices": copy_slices,
+        "stale_view": lambda: stale(lib.ones(4, requires_grad=True)),
+        "split": lambda: nonleaf().split(2)[0].mul_(2),
+        "split_leaf": lambda: lib.ones(4, requires_grad=True).split(2)[1].clamp_(0),
+        "chunk": lambda: nonleaf().chunk(2)[1].mul_(2),
+        "unbind": lambda: nonleaf().unbind()[2].mul_(2),
+        "split_with_sizes": lambda: nonleaf().split_with_sizes([1, 3])[1].copy_(lib.zeros(3)),
+        "view_of_split": lambda: nonleaf().split(2)[1].view(2).mul_(2),
+        "tensor_split": lambda: nonleaf().tensor_split(2)[1].mul_(2),
+        "nograd_view": lambda: nograd_view(nonleaf(3)).clamp_(0),
+        "nograd_view_leaf": lambda: nograd_view(lib.ones(3, requires_grad=True)).copy_(lib.zeros(2)),
+        "expand_grad": lambda: (lib.ones(1, requires_grad=True) * 1).expand(3).add_(1),
+        "expand_plain": lambda: lib.ones(1).expand(3).clamp_(0),
+        "expand_other_grad": lambda: lib.ones(1).expand(3).mul_(lib.ones(3, requires_grad=True)),
+        "expand_copy": lambda: (lib.ones(1, requires_grad=True) * 1).expand(3).copy_(lib.zeros(3)),
+        "grad_size": lambda: setattr(lib.ones(2, requires_grad=True), "grad", lib.ones(3)),
+        "grad_dtype": lambda: setattr(lib.ones(2, requires_grad=True), "grad", lib.ones(2, dtype=lib.float64)),
+        "grad_dtype_int": lambda: setattr(lib.ones(2, requires_grad=True), "grad", lib.ones(3, dtype=lib.int64)),
+        "asarray": lambda: np.asarray(lib.ones(2, requires_grad=True)),
+        "asarray_nonleaf": lambda: np.asarray(lib.ones(2, requires_grad=True) * 2),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_inplace_cases(ember)))
+def test_inplace_on_views_and_conversions_match(case):
+    results = []
+    for lib in LIBS:
+        out = []
+        err = _error(lambda out=out, lib=lib: out.append(_inplace_cases(lib)[case]()))
+        if err is None and out and isinstance(out[0], lib.Tensor):
+            err = ("value", out[0].tolist())
+        elif err is None and out and isinstance(out[0], tuple):
+            err = ("value", tuple(o.tolist() if isinstance(o, lib.Tensor) else o for o in out[0]))
+        results.append(err)
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("conv", [float, complex, int, bool])
+def test_scalar_conversion_warnings_match(conv):
+    seen = []
+    for lib in LIBS:
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            value = conv(lib.tensor([1.5], requires_grad=True))
+        seen.append((value, [(r.category, str(r.message).split(" (Triggered")[0]) for r in w]))
+    # torch warns once per process: compare with its first warning only
+    assert seen[0][0] == seen[1][0]
+    assert seen[0][1][:1] == seen[1][1][:1] or (not seen[1][1] and conv in (float, complex))
+
+
+def test_every_hook_handle_is_utils_hooks_removable_handle():
+    for lib in LIBS:
+        x = lib.ones(2, requires_grad=True)
+        y = x * 2
+        handles = [x.register_hook(lambda g: g), y.register_hook(lambda g: g),
+                   y.grad_fn.register_hook(lambda gi, go: None), y.grad_fn.register_prehook(lambda go: None),
+                   x.register_post_accumulate_grad_hook(lambda t: None),
+                   lib.nn.Linear(2, 2).register_forward_pre_hook(lambda *a: None)]
+        assert all(type(h) is lib.utils.hooks.RemovableHandle for h in handles), lib.__name__
+        assert all(isinstance(h.id, int) for h in handles)

@@ -143,10 +143,13 @@ def test_multihead_attention_matches_torch(kw, masks, need_weights):
         am = rng.standard_normal((N * 2, L, S))
         targs["attn_mask"], eargs["attn_mask"] = torch.tensor(am), ember.tensor(am)
     (eq, tq), (ek, tk), (ev, tv) = _pair(q), _pair(k), _pair(v)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # torch warns about mixed bool/float masks
+    with warnings.catch_warnings(record=True) as twarn:
+        warnings.simplefilter("always")  # both warn about mixed bool/float masks
         to, tw = tm(tq, tk, tv, need_weights=need_weights, **targs)
-    eo, ew = em(eq, ek, ev, need_weights=need_weights, **eargs)
+    with warnings.catch_warnings(record=True) as ewarn:
+        warnings.simplefilter("always")
+        eo, ew = em(eq, ek, ev, need_weights=need_weights, **eargs)
+    assert [str(w.message) for w in ewarn] == [str(w.message) for w in twarn]
     _close(eo, to)
     if need_weights:
         _close(ew, tw)

@@ -357,7 +357,7 @@ def test_mixed_precision_training_loop_on_device(gpu):
         scaler.scale(loss).backward()
         scaler.step(opt)
         scaler.update()
-        losses.append(float(loss))
+        losses.append(loss.item())
     assert losses[-1] < losses[0]
     for p in model.parameters():
         assert p.dtype == ember.float32 and _on_device(p, gpu)

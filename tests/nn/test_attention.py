@@ -267,7 +267,7 @@ def test_mha_parameters_and_init():
     assert mha.q_proj_weight is None and mha.bias_k is None
     assert (mha.in_proj_bias == 0).all() and (mha.out_proj.bias == 0).all()
     bound = math.sqrt(6.0 / (12 + 36))
-    assert float(mha.in_proj_weight.abs().max()) <= bound
+    assert float(mha.in_proj_weight.detach().abs().max()) <= bound
     assert type(mha.out_proj).__name__ == "NonDynamicallyQuantizableLinear"
     assert isinstance(mha.out_proj, nn.Linear)
     sep = nn.MultiheadAttention(12, 3, kdim=5, vdim=7, add_bias_kv=True, bias=False)

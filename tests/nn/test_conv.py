@@ -242,7 +242,7 @@ def test_conv2d_module_init_and_forward():
     m = nn.Conv2d(4, 6, 3, stride=2, padding=1, groups=2)
     assert m.weight.shape == (6, 2, 3, 3) and m.bias.shape == (6,)
     bound = 1 / math.sqrt(2 * 9)
-    assert float(m.weight.abs().max()) <= bound and float(m.bias.abs().max()) <= bound
+    assert m.weight.abs().max().item() <= bound and m.bias.abs().max().item() <= bound
     assert m.kernel_size == (3, 3) and m.stride == (2, 2) and m.padding == (1, 1)
     x = ember.randn(2, 4, 7, 7)
     y = m(x)

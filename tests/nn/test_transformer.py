@@ -132,7 +132,7 @@ def test_transformer_full_model():
     assert keys[0] == "encoder.layers.0.self_attn.in_proj_weight"
     assert "decoder.layers.1.multihead_attn.out_proj.bias" in keys and keys[-1] == "decoder.norm.bias"
     # xavier init for every matrix
-    assert float(model.encoder.layers[0].linear1.weight.abs().max()) <= np.sqrt(6 / 24) + 1e-6
+    assert model.encoder.layers[0].linear1.weight.abs().max().item() <= np.sqrt(6 / 24) + 1e-6
     src, tgt = ember.randn(6, 2, 8), ember.randn(4, 2, 8)
     out = model(src, tgt, tgt_mask=model.generate_square_subsequent_mask(4))
     assert tuple(out.shape) == (4, 2, 8)

@@ -8,9 +8,9 @@ import warnings
 import numpy as np
 
 from .._backend import read_only
-from .._dtype import FROM_NP, _BOOL, _COMPLEX, _FLOAT, _INT
+from .._dtype import _BOOL, _COMPLEX, _FLOAT, _INT, FROM_NP
 from ..autograd.grad_mode import GRAD
-from ..autograd.graph import bump_version
+from ..autograd.graph import CUSTOM_VIEWS, _short_name, bump_version
 
 __all__ = ["inplace", "make_inplace", "write_out", "can_cast"]
 
@@ -50,16 +50,106 @@ def _any_requires_grad(args, kwargs):
     return False
 
 
+# NOTE [ In-place checks on views ]
+# torch refuses some in-place ops on views, from how the view was made (its CreationMeta): outputs of split/unbind
+# (multi-output views), views made in no_grad mode of a base that requires grad, and inputs a custom Function
+# returned as-is. ember keeps no such tag for the first two; it reads them from the graph: a fresh view without
+# history of a base that requires grad was made in no_grad mode (or before the base's requires_grad_(): torch
+# refuses that too, with the leaf message); a view whose chain of view nodes passes a Split/Unbind node is a
+# multi-output view. Only views made by view ops count (`_view_ver` set): detach() shares memory without being a
+# view, as in torch.
+_VIEW_NODES = frozenset({
+    "AliasBackward0", "AsStridedBackward0", "DiagonalBackward0", "ExpandBackward0", "NarrowBackward0",
+    "PermuteBackward0", "ReshapeAliasBackward0", "SelectBackward0", "SliceBackward0", "SplitBackward0",
+    "SplitWithSizesBackward0", "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "SqueezeBackward3",
+    "TBackward0", "TransposeBackward0", "TransposeBackward1", "UnbindBackward0", "UnfoldBackward0",
+    "UnsqueezeBackward0", "ViewAsComplexBackward0", "ViewAsRealBackward0", "ViewBackward0",
+})
+_MULTI_NODES = frozenset({"SplitBackward0", "SplitWithSizesBackward0", "UnbindBackward0"})
+_MULTI, _NO_GRAD, _CUSTOM = range(3)
+_VIEW_HINTS = (
+    (" This view is the output of a function that returns multiple views. Such functions do not allow the output "
+     "views to be modified inplace. You should replace the inplace operation by an out-of-place one."),
+    (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
+     "both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
+     "tracked) or both outside (if you want the inplace to be tracked)."),
+    (" This view was created inside a custom Function (or because an input was returned as-is) and the autograd "
+     "logic to handle view+inplace would override the custom backward associated with the custom Function, "
+     "leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the "
+     "custom Function."),
+)
+
+
+def view_error(t, kind, indirect=False):
+    """torch's error for an in-place change of (indirect: the base of) a view it refuses to rebase."""
+    what = "its base or another view of its base has been" if indirect else "is being"
+    fn = t._grad_fn
+    if fn is None:
+        msg = f"A view was created in no_grad mode and {what} modified inplace with grad mode enabled."
+    elif kind == _NO_GRAD:
+        msg = (f"Output {t._output_nr} of {_short_name(fn)} is a view of a view which was created in no_grad mode "
+               f"and {what} modified inplace with grad mode enabled.")
+    else:
+        msg = f"Output {t._output_nr} of {_short_name(fn)} is a view and {what} modified inplace."
+    return RuntimeError(msg + _VIEW_HINTS[kind])
+
+
+def multi_output_view(t):
+    """Whether view t (with a history) was made by split/unbind, or is a view of such an output."""
+    fn = t._grad_fn
+    stop = t._base._grad_fn
+    while fn is not None and fn is not stop:
+        name = fn.__class__.__name__
+        if name not in _VIEW_NODES:
+            return False
+        if name in _MULTI_NODES:
+            return True
+        nf = fn.next_functions
+        fn = nf[0][0] if nf else None
+    return False
+
+
 def check_leaf(t, used="is being used"):
-    """torch's refusal to modify in place a leaf that requires grad, or a view of one."""
-    if t._grad_fn is None and t._requires_grad:
-        if t._base is not None:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
-                               "operation.")
+    """torch's refusals before an in-place op that autograd records: views it cannot rebase (NOTE [ In-place checks
+    on views ]), a leaf that requires grad, or a view of one."""
+    if t._view_ver is not None:
+        _check_view(t, used)
+    elif t._grad_fn is None and t._requires_grad:
         raise RuntimeError(f"a leaf Variable that requires grad {used} in an in-place operation.")
-    b = t._base
-    if b is not None and b._grad_fn is None and b._requires_grad:
+    elif t._base is not None and t._grad_fn is not None and CUSTOM_VIEWS.get(id(t)) is t:
+        raise view_error(t, _CUSTOM)
+
+
+def _check_view(t, used):
+    base = t._base
+    if not (t._requires_grad or base._requires_grad):  # torch: a view requires grad when its base does
+        return
+    fn = t._grad_fn
+    if fn is None:
+        if base._requires_grad and t._view_ver == t._vc.v:
+            raise view_error(t, _NO_GRAD)
+    elif multi_output_view(t):
+        raise view_error(t, _MULTI)
+    if base._grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if fn is None:  # a view made before its base required grad
+        raise RuntimeError(f"a leaf Variable that requires grad {used} in an in-place operation.")
+
+
+def view_needs_grad(t):
+    """Whether in-place writes into view t must take the autograd path although t itself does not require grad: in
+    grad mode, a view of a base that requires grad (in torch such a view requires grad). Fast in-place paths test
+    `t._base is not None` first."""
+    return GRAD[0] and t._view_ver is not None and t._base._requires_grad
+
+
+_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a single memory "
+            "location. Please clone() the tensor before performing the operation.")
+
+
+def _check_writable(d):
+    if read_only(d):  # an expanded tensor: NumPy marks broadcast views read-only
+        raise RuntimeError(_OVERLAP)
 
 
 def _snapshot(self):
@@ -76,8 +166,13 @@ def _snapshot(self):
 
 def inplace(self, fn, args, kwargs, name):
     """Run the out-of-place `fn(self, *args, **kwargs)` and make its result self's new value and history."""
-    if GRAD[0] and (self._requires_grad or _any_requires_grad(args, kwargs)):
+    if GRAD[0] and (self._requires_grad or _any_requires_grad(args, kwargs) or
+                    self._base is not None and view_needs_grad(self)):
         check_leaf(self)
+        _check_writable(self._data)
+        if self._view_ver is not None and self._view_ver != self._vc.v:
+            from .._view_autograd import refresh_view  # the base changed since: the view's current history
+            refresh_view(self)
         result = fn(_snapshot(self), *args, **kwargs)
         _check_cast(result, self, name)
         if result._data.shape != self._data.shape:
@@ -90,8 +185,7 @@ def inplace(self, fn, args, kwargs, name):
     if result._data.shape != d.shape:
         _shape_error(self, result, name)
     if d.__class__ is np.ndarray and not d.flags.writeable:  # CuPy arrays have no read-only flag
-        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
-                           "memory location. Please clone() the tensor before performing the operation.")
+        raise RuntimeError(_OVERLAP)
     d[...] = result._data
     bump_version(self, name)
     return self
@@ -104,12 +198,12 @@ def _shape_error(self, result, name):
 
 def commit(self, result, name):
     """Write result into self and give self result's history."""
+    _check_writable(self._data)
     self._data[...] = result._data
     bump_version(self, name)
     if not result._requires_grad:
         return
-    base = self._base
-    if base is not None and (base._requires_grad or result._requires_grad):
+    if self._view_ver is not None:
         from .._view_autograd import rebase_view
         rebase_view(self, result)
         return
@@ -132,7 +226,8 @@ def make_inplace(fn, name, ufunc=None):
         number = (int, float)
 
         def method(self, *args, **kwargs):
-            if len(args) == 1 and not kwargs and not self._requires_grad:
+            if len(args) == 1 and not kwargs and not self._requires_grad and \
+                    (self._base is None or not view_needs_grad(self)):
                 d = self._data
                 o = args[0]
                 if d.dtype.kind in "fc":
@@ -191,11 +286,11 @@ def copy_(self, src, non_blocking=False):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {name}")
     if src._data.__class__ is not self._data.__class__ or src.device != self.device:
         src = src.to(self.device, non_blocking=non_blocking)
-    if not (GRAD[0] and (self._requires_grad or src._requires_grad)):
+    if not (GRAD[0] and (self._requires_grad or src._requires_grad or
+                         self._base is not None and view_needs_grad(self))):
         d = self._data
         if read_only(d):
-            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
-                               "single memory location. Please clone() the tensor before performing the operation.")
+            raise RuntimeError(_OVERLAP)
         sd = src._data
         if sd.dtype.kind == "c" and d.dtype.kind != "c":
             warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=2)

@@ -13,7 +13,8 @@ from .._tensor_str import SCALAR_NAMES
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import bump_version, counter, version_error
 from ._dispatch import SAVE_INPUTS, SAVE_NONE, SAVE_OUTPUT, Op, dispatch, dispatch1, dispatch2
-from ._inplace import make_inplace, write_out
+from ._inplace import make_inplace, view_needs_grad, write_out
+from .unary import py_typename
 
 __all__ = [
     "add",
@@ -72,7 +73,12 @@ _BF16 = ml_dtypes.bfloat16
 # NumPy raises) or gives a bfloat16 tensor a bfloat16 scalar (ml_dtypes does not treat Python floats as weak).
 
 class _BadOperand(TypeError):
-    """An operand that is neither a Tensor nor a number: operators answer NotImplemented."""
+    """An operand that is neither a Tensor nor a number: operators answer NotImplemented; a function call sees
+    the TypeError torch raises (named so in tracebacks)."""
+
+
+_BadOperand.__name__ = _BadOperand.__qualname__ = "TypeError"
+_BadOperand.__module__ = "builtins"
 
 
 def _cast_default_float(a, b):
@@ -162,7 +168,7 @@ def _other_scalar(a, b):
     for kind, py in _AS_PYTHON:
         if isinstance(b, kind):
             return promote(a, py(b.item() if isinstance(b, np.generic) else b))
-    raise _BadOperand(f"expected a Tensor or a number, got {type(b).__name__}")
+    raise _BadOperand(f"expected a Tensor or a number, got {py_typename(b)}")
 
 
 def _broadcast_error(a, b):
@@ -264,7 +270,11 @@ def binary(op, op_scalar, a, b):
     else:
         rule = _SCALAR_RULES.get((a._data.dtype, b.__class__), _other_scalar)
         if rule is not None:
-            a, b = rule(a, b)
+            try:
+                a, b = rule(a, b)
+            except _BadOperand:
+                raise _BadOperand(f"{op.name}(): argument 'other' (position 2) must be Tensor, not "
+                                  f"{py_typename(b)}") from None
             if isinstance(b, Tensor):
                 return binary(op, op_scalar, a, b)
         return dispatch1(op_scalar, a, b)
@@ -281,7 +291,7 @@ def reverse(op_scalar_r, a, b):
     """b (op) a where b is a number: a's dtype promoted against the number, then the reversed scalar op."""
     a, b = promote(a, b)
     if isinstance(b, Tensor):
-        raise _BadOperand(f"expected a number, got {type(b).__name__}")
+        raise _BadOperand(f"expected a number, got {py_typename(b)}")
     return dispatch1(op_scalar_r, a, b)
 
 
@@ -318,11 +328,35 @@ def _not_implemented(kernel, t):
 
 def _need_tensor(name, x, position=2, arg="other"):
     if not isinstance(x, Tensor):
-        raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {type(x).__name__}")
+        raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {py_typename(x)}")
 
 
 def _need_tensor_input(name, x):
     _need_tensor(name, x, 1, "input")
+
+
+# torch's overload lists, for the functions whose argument errors print them; "!" marks where torch reports
+# the mismatch of each argument
+_OVERLOADS = {
+    "rsub": (" * (Tensor input, Tensor other, *, Number alpha = 1)", " * (Tensor input, Number other, Number alpha = 1)"),
+    "remainder": (" * (Tensor input, Tensor other, *, Tensor out = None)", " * (Number self, Tensor other)!",
+                  " * (Tensor input, Number other, *, Tensor out = None)"),
+    "floor_divide": (" * (Tensor input, Tensor other, *, Tensor out = None)", " * (Tensor input, Number other)!"),
+    "true_divide": (" * (Tensor input, Tensor other, *, Tensor out = None)", " * (Tensor input, Number other)!"),
+}
+
+
+def _invalid_combination(name, args):
+    """torch's TypeError for arguments that match none of name's overloads."""
+    got = ", ".join(py_typename(a) for a in args)
+    marked = ", ".join(f"!{py_typename(a)}!" for a in args)
+    lines = []
+    for o in _OVERLOADS[name]:
+        lines.append(o.rstrip("!"))
+        if o.endswith("!"):
+            lines.append(f"      didn't match because some of the arguments have invalid types: ({marked})")
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     + "\n".join(lines) + "\n")
 
 
 def _floating(a, b):
@@ -424,12 +458,15 @@ def _with_alpha(op, input, other, alpha):
     return binary(ADD if op is ADD_ALPHA else SUB, ADD_S if op is ADD_ALPHA else SUB_S, input, other)
 
 
+_NUMBERS = (builtins.bool, builtins.int, builtins.float, builtins.complex, np.number, np.bool_)
+
+
 def _reversed_scalar_first(fn, input, other, **kw):
-    """fn(number, tensor): torch treats the number as a wrapped scalar tensor."""
-    if not isinstance(other, Tensor):
-        raise _BadOperand(f"expected a Tensor, got {type(input).__name__} and {type(other).__name__}")
+    """fn(number, tensor) or fn(number, number): torch treats the first number as a wrapped scalar tensor."""
+    if not isinstance(input, _NUMBERS):
+        raise _BadOperand(f"{fn.__name__}(): argument 'input' (position 1) must be Tensor, not {py_typename(input)}")
     from .creation import tensor
-    return fn(tensor(input, device=other.device), other, **kw)
+    return fn(tensor(input, device=other.device if isinstance(other, Tensor) else None), other, **kw)
 
 
 def add(input, other, *, alpha=1, out=None):
@@ -476,6 +513,8 @@ subtract = sub
 
 def rsub(input, other, *, alpha=1):
     """Same as `torch.rsub`: other - alpha * input."""
+    if not isinstance(input, Tensor):
+        raise _invalid_combination("rsub", (input, other))
     if isinstance(other, Tensor):
         _check_sub(other, input)
         _alpha_check(input, other, alpha)
@@ -570,6 +609,8 @@ divide = div
 
 def true_divide(dividend, divisor, *, out=None):
     """Same as `torch.true_divide`."""
+    if not isinstance(dividend, (Tensor,) + _NUMBERS):
+        raise _invalid_combination("true_divide", (dividend, divisor))
     return div(dividend, divisor, out=out)
 
 
@@ -589,6 +630,10 @@ RFLOORDIV_S = Op("floor_divide", lambda x, s: np.floor_divide(s, x), _not_implem
 def floor_divide(input, other, *, out=None):
     """Same as `torch.floor_divide`: rounds toward negative infinity."""
     if not isinstance(input, Tensor):
+        if not isinstance(other, Tensor):
+            if isinstance(input, _NUMBERS):  # two numbers: torch wraps the first as a tensor
+                return _reversed_scalar_first(floor_divide, input, other, out=out)
+            raise _invalid_combination("floor_divide", (input, other))
         return _finish(_rfloordiv(other, input), out, "floor_divide")
     return _finish(_div_rounding(input, other, "floor", FLOORDIV, FLOORDIV), out, "floor_divide")
 
@@ -633,6 +678,8 @@ def _modulo(kernel, op, op_s, a, b):
 def remainder(input, other, *, out=None):
     """Same as `torch.remainder`: Python's modulus (the result has the divisor's sign)."""
     if not isinstance(input, Tensor):
+        if not isinstance(other, Tensor):
+            raise _invalid_combination("remainder", (input, other))
         return _finish(_rmod(other, input), out, "remainder")
     return _finish(_modulo("remainder_cpu", REMAINDER, REMAINDER_S, input, other), out, "remainder")
 
@@ -729,7 +776,7 @@ def pow(input, exponent, *, out=None):
     """Same as `torch.pow`."""
     if not isinstance(input, Tensor):
         if not isinstance(exponent, Tensor):
-            raise TypeError(f"pow(): argument 'exponent' must be Tensor, not {type(exponent).__name__}")
+            raise TypeError(f"pow(): argument 'exponent' must be Tensor, not {py_typename(exponent)}")
         return _finish(_rpow(exponent, input), out, "pow")
     if isinstance(exponent, Tensor):
         a, e = promote(input, exponent)
@@ -1217,10 +1264,10 @@ def _bitwise(name, input, other):
     op, ops, kernel = _BITWISE[name]
     if not isinstance(input, Tensor):
         if not isinstance(other, Tensor):
-            raise TypeError(f"{name}(): argument 'other' must be Tensor, not {type(other).__name__}")
+            raise TypeError(f"{name}(): argument 'other' must be Tensor, not {py_typename(other)}")
         b, a = promote(other, input)
         if isinstance(a, Tensor):
-            raise _BadOperand(f"expected a number, got {type(input).__name__}")
+            raise _BadOperand(f"expected a number, got {py_typename(input)}")
         _check_bitwise(b, kernel, name)
         return dispatch1(_SHIFT_R[name], b, a) if name in _SHIFT_R else dispatch1(ops, b, a)
     a, b = promote(input, other)
@@ -1242,7 +1289,7 @@ def _gcd_lcm(name, op, input, other):
     for i, t in enumerate((input, other)):
         if not isinstance(t, Tensor):
             raise TypeError(f"{name}(): argument '{('input', 'other')[i]}' (position {i + 1}) must be Tensor, not "
-                            f"{type(t).__name__}")
+                            f"{py_typename(t)}")
     a, b = promote(input, other)
     if a._data.dtype.kind not in "iu":
         raise _not_implemented(f"{name}_cpu", a)
@@ -1417,6 +1464,8 @@ def _fast_inplace(ufunc, fn, name, kinds, floating=False, precheck=None):
         if precheck is not None:
             precheck(self, other)
         d = self._data
+        if self._base is not None and view_needs_grad(self):  # a view of a base in the graph: record the write
+            return slow(self, other, **kwargs)
         if other.__class__ is Tensor:
             if (GRAD[0] and (self._requires_grad or other._requires_grad)) or other._data.dtype != d.dtype:
                 return slow(self, other, **kwargs)

@@ -208,22 +208,25 @@ def _is_seq(x):
 
 
 def _flatten(data):
-    """(shape, flat list of scalars, their types) of nested sequences, with torch's errors for ragged or mixed
-    input. Each level is checked with set(map(...)) so plain lists of numbers never loop in Python."""
+    """(shape, flat list of scalars, their types, whether a sequence held NumPy arrays) of nested sequences, with
+    torch's errors for ragged or mixed input. Each level is checked with set(map(...)) so plain lists of numbers
+    never loop in Python."""
     shape = []
     level = [data]
+    arrays = False
     while level:
         kinds = set(map(type, level))
         if kinds <= _SCALAR_TYPES:
-            return shape, level, kinds
+            return shape, level, kinds, arrays
         if kinds <= _LIST_TYPES:
             lens = set(map(len, level))
         elif not any(_is_seq(x) for x in level):
             for x in level:
                 if isinstance(x, (str, bytes)):
                     raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
-            return shape, level, kinds
+            return shape, level, kinds, arrays
         else:
+            arrays = arrays or (np.ndarray in kinds and len(shape) > 0)
             for x in level:
                 if not _is_seq(x):
                     raise TypeError(f"new(): invalid data type '{type(x).__name__}'" if isinstance(x, (str, bytes))
@@ -235,7 +238,7 @@ def _flatten(data):
             raise ValueError(f"expected sequence of length {n} at dim {len(shape)} (got {bad})")
         shape.append(n)
         level = list(itertools.chain.from_iterable(level))
-    return shape, level, set()
+    return shape, level, set(), arrays
 
 
 def _tensor_scalar(t):
@@ -328,9 +331,17 @@ def _from_data(data, dtype):
         return _from_data(np.asarray(data), dtype)
     if c in XP or hasattr(data, "__cuda_array_interface__"):  # a CuPy array: to the host here, back by _finish
         return _from_data(data.get(), dtype)
-    shape, leaves, kinds = _flatten(data)
+    shape, leaves, kinds, arrays = _flatten(data)
+    if arrays and leaves and not _LIST_OF_ARRAYS_WARNED[0]:
+        _LIST_OF_ARRAYS_WARNED[0] = True  # once per process, as torch
+        warnings.warn(_LIST_OF_ARRAYS_MSG, UserWarning, stacklevel=3)
     dt = dtype or (_infer_dtype(leaves, kinds) if leaves else get_default_dtype())
     return _array_from_leaves(leaves, shape, dt, kinds)
+
+
+_LIST_OF_ARRAYS_WARNED = [False]
+_LIST_OF_ARRAYS_MSG = ("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider converting "
+                       "the list to a single numpy.ndarray with numpy.array() before converting to a tensor.")
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -405,6 +416,9 @@ def from_dlpack(ext_tensor):
     """Same as `torch.from_dlpack`: shares memory with any object implementing the DLPack protocol."""
     if isinstance(ext_tensor, Tensor):
         return Tensor._make(ext_tensor._data)
+    if not hasattr(ext_tensor, "__dlpack__"):  # a bare capsule (anything else is refused as an invalid one)
+        from ..utils.dlpack import _array_from_capsule
+        return Tensor._make(_array_from_capsule(ext_tensor))
     kind, _ = ext_tensor.__dlpack_device__() if hasattr(ext_tensor, "__dlpack_device__") else (1, 0)
     if kind == 1:  # kDLCPU
         return Tensor._make(_native(np.from_dlpack(ext_tensor)))
@@ -526,7 +540,20 @@ def ones(*args, size=None, out=None, dtype=None, layout=None, device=None, requi
 def empty(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None):
     """Same as `torch.empty` (sizes positional, or as size=)."""
+    if memory_format is not None and memory_format is not contiguous_format:
+        return _empty_in_format(args if size is None else (size,), out, dtype, device, requires_grad, memory_format)
     return _factory(None, args if size is None else (size,), out, dtype, device, requires_grad, "empty")
+
+
+def _empty_in_format(size, out, dtype, device, requires_grad, memory_format):
+    if memory_format is preserve_format:
+        raise RuntimeError("unsupported memory format Preserve")
+    t = _factory(None, size, out, dtype, device, requires_grad, "empty")
+    order = like_order(t, memory_format, "empty")  # checks the format against the rank
+    if order is None or out is not None:
+        return t
+    shape = t._data.shape
+    return relaid(_filled(None, [shape[p] for p in order], dtype, device, False), order, requires_grad)
 
 
 def _fill_value(fill_value, dtype):
@@ -564,30 +591,96 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     return _finish(arr, device, requires_grad)
 
 
-def _like(fill, input, dtype, device, requires_grad):
-    return _filled(fill, input._data.shape, dtype or input.dtype, device if device is not None else input.device,
-                   requires_grad)
+# NOTE [ Memory formats of *_like results ]
+# A *_like result is laid out as torch lays it out: preserve_format (the default) keeps the input's dim order
+# (a channels_last input gives a channels_last result, a transposed one a transposed one), computed from the
+# input's strides as torch's infer_dense_strides does; channels_last(_3d) and contiguous_format force a layout.
+# The result is made in C order over the permuted shape, then transposed back (a view with the wanted strides).
+
+def _dense_order(shape, strides):
+    """The dims of an array from slowest to fastest, by torch's infer_dense_strides: sorted by stride, a larger
+    dim first among equal strides, zero strides left where they are."""
+    nd = len(shape)
+    perm = list(builtins.range(nd - 1, -1, -1))  # fastest first
+    for i in builtins.range(1, nd):
+        d1 = i
+        for d0 in builtins.range(i - 1, -1, -1):
+            s0, s1 = strides[perm[d0]], strides[perm[d1]]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 < s1:
+                break
+            if s0 > s1 or shape[perm[d0]] > shape[perm[d1]]:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            else:
+                break
+    return perm[::-1]
+
+
+def like_order(input, memory_format, name):
+    """The dim order (slowest first) of a *_like result, or None for C order; see NOTE [ Memory formats of *_like
+    results ]."""
+    if memory_format is None or memory_format is preserve_format:
+        d = input._data
+        if d.flags.c_contiguous:
+            return None
+        order = _dense_order(d.shape, d.strides)
+    elif memory_format is contiguous_format:
+        return None
+    elif memory_format is channels_last or memory_format is channels_last_3d:
+        nd = 4 if memory_format is channels_last else 5
+        if input._data.ndim != nd:
+            raise RuntimeError(f"required rank {nd} tensor to use {memory_format.name} format")
+        order = [0] + list(builtins.range(2, nd)) + [1]
+    else:
+        from .unary import py_typename
+        raise TypeError(f"{name}(): argument 'memory_format' must be ember.memory_format, not "
+                        f"{py_typename(memory_format)}")
+    return None if order == sorted(order) else order
+
+
+def relaid(t, order, requires_grad):
+    """A tensor made over the permuted shape of `order`, transposed back to the logical shape (a leaf)."""
+    inv = [0] * len(order)
+    for i, p in enumerate(order):
+        inv[p] = i
+    r = Tensor._make(t._data.transpose(inv))
+    if requires_grad:
+        _set_requires_grad(r)
+    return r
+
+
+def _like(fill, input, dtype, device, requires_grad, memory_format, name):
+    dev = device if device is not None else input.device
+    if memory_format is None and input._data.flags.c_contiguous:
+        return _filled(fill, input._data.shape, dtype or input.dtype, dev, requires_grad)
+    order = like_order(input, memory_format, name)
+    if order is None:
+        return _filled(fill, input._data.shape, dtype or input.dtype, dev, requires_grad)
+    shape = input._data.shape
+    return relaid(_filled(fill, [shape[p] for p in order], dtype or input.dtype, dev, False), order, requires_grad)
 
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """Same as `torch.zeros_like`."""
-    return _like(0, input, dtype, device, requires_grad)
+    return _like(0, input, dtype, device, requires_grad, memory_format, "zeros_like")
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """Same as `torch.ones_like`."""
-    return _like(1, input, dtype, device, requires_grad)
+    return _like(1, input, dtype, device, requires_grad, memory_format, "ones_like")
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """Same as `torch.empty_like`."""
-    return _like(None, input, dtype, device, requires_grad)
+    return _like(None, input, dtype, device, requires_grad, memory_format, "empty_like")
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """Same as `torch.full_like`: the dtype is input's unless given."""
     value, dtype = _fill_value(fill_value, dtype or input.dtype)
-    return _like(value, input, dtype, device, requires_grad)
+    return _like(value, input, dtype, device, requires_grad, memory_format, "full_like")
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):

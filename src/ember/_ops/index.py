@@ -33,9 +33,9 @@ _VALID = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte 
           "(got {})")
 _ZERO_DIM = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to "
              "convert a 0-dim tensor to a number")
-_SEQ_WARNING = ("Using a non-tuple sequence for multidimensional indexing is deprecated; use x[tuple(seq)] instead "
-                "of x[seq]. In the future this will be interpreted as tensor index, x[ember.tensor(seq)], which will "
-                "result either in an error or a different result")
+_SEQ_WARNING = ("Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in "
+                "pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor "
+                "index, x[ember.tensor(seq)], which will result either in an error or a different result")
 # C++ scalar type names, as torch's conversion errors print them
 _CTYPE = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
           "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
@@ -207,7 +207,7 @@ def _index_array(k):
         a = k._data
     elif k.__class__ in XP:
         a = k
-    elif isinstance(k, (list, tuple)):
+    elif isinstance(k, (list, tuple, range)):  # torch treats a range like a list of its ints
         a = np.asarray(k)
         if a.size == 0:
             a = a.astype(np.int64)
@@ -230,7 +230,7 @@ def _seq_as_tuple(key):
     if key.__class__ is not list or len(key) >= 32:
         return False
     for k in key:
-        if k is None or k is Ellipsis or isinstance(k, (Tensor, list, tuple, slice)) or k.__class__ in XP:
+        if k is None or k is Ellipsis or isinstance(k, (Tensor, list, tuple, range, slice)) or k.__class__ in XP:
             warnings.warn(_SEQ_WARNING, UserWarning, stacklevel=4)
             return True
     return False

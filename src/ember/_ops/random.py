@@ -18,7 +18,7 @@ from ..autograd.grad_mode import GRAD
 from ..autograd.graph import bump_version
 from ._dispatch import Op, dispatch
 from ._inplace import check_leaf, commit
-from .creation import _check_dtype, _filled, _scalar_name, size_args
+from .creation import _check_dtype, _filled, _scalar_name, like_order, relaid, size_args
 
 __all__ = [
     "Generator",
@@ -203,7 +203,10 @@ class Generator:
 
     def set_state(self, new_state):
         """Same as `torch.Generator.set_state`."""
-        if not isinstance(new_state, Tensor) or new_state._data.dtype != np.uint8:
+        if not isinstance(new_state, Tensor):
+            from .unary import py_typename
+            raise TypeError(f"expected a ember.ByteTensor, but got {py_typename(new_state)}")
+        if new_state._data.dtype != np.uint8:
             raise TypeError("RNG state must be a ember.ByteTensor")
         d = new_state._data if new_state._data.__class__ is np.ndarray else new_state._data.get()
         if d.size != _STATE_BYTES:
@@ -254,7 +257,7 @@ def default_cuda_generator(index=None):
 
 def manual_seed(seed):
     """Same as `torch.manual_seed`: seeds the CPU generator (and the GPU ones when CuPy is loaded)."""
-    seed = _seed_value(builtins.int(seed) if isinstance(seed, (builtins.float, np.floating)) else seed)
+    seed = _seed_value(builtins.int(seed))  # as torch: int() first, so "1", 2.7 and 1-element tensors are seeds
     if "cupy" in sys.modules:
         cuda = sys.modules.get("ember.cuda")
         if cuda is not None and hasattr(cuda, "manual_seed_all"):
@@ -367,6 +370,8 @@ def _sample(eng, kind, shape, dt):
 def _new_random(arr, out, requires_grad, name):
     t = Tensor._make(arr)
     if requires_grad:
+        if arr.dtype.kind not in "fcV":
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t._requires_grad = True
     if out is not None:
         from ._inplace import write_out
@@ -643,16 +648,27 @@ def poisson(input, generator=None):
     return dispatch(_POISSON, (input,), lambda x: eng.poisson(x.astype(np.float64)).astype(x.dtype))
 
 
+def _like(sample, input, memory_format, name, requires_grad, *args, **kwargs):
+    """sample(*args, shape, **kwargs) laid out as torch lays out a *_like result (see NOTE [ Memory formats of
+    *_like results ] in creation.py): samples are drawn in memory order."""
+    order = None if memory_format is None and input._data.flags.c_contiguous else \
+        like_order(input, memory_format, name)
+    shape = input._data.shape
+    if order is None:
+        return sample(*args, shape, requires_grad=requires_grad, **kwargs)
+    return relaid(sample(*args, [shape[p] for p in order], requires_grad=False, **kwargs), order, requires_grad)
+
+
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """Same as `torch.rand_like`."""
-    return rand(input._data.shape, dtype=dtype or input.dtype, device=device if device is not None else input.device,
-                requires_grad=requires_grad)
+    return _like(rand, input, memory_format, "rand_like", requires_grad, dtype=dtype or input.dtype,
+                 device=device if device is not None else input.device)
 
 
 def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """Same as `torch.randn_like`."""
-    return randn(input._data.shape, dtype=dtype or input.dtype, device=device if device is not None else input.device,
-                 requires_grad=requires_grad)
+    return _like(randn, input, memory_format, "randn_like", requires_grad, dtype=dtype or input.dtype,
+                 device=device if device is not None else input.device)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None, requires_grad=False,
@@ -660,8 +676,8 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
     """Same as `torch.randint_like`: randint_like(input, high) or randint_like(input, low, high)."""
     if high is None:
         low, high = 0, low
-    return randint(low, high, input._data.shape, dtype=dtype or input.dtype,
-                   device=device if device is not None else input.device, requires_grad=requires_grad)
+    return _like(randint, input, memory_format, "randint_like", requires_grad, low, high,
+                 dtype=dtype or input.dtype, device=device if device is not None else input.device)
 
 
 # ----- in-place samplers -----

@@ -22,7 +22,7 @@ from .._tensor_str import SCALAR_NAMES
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import bump_version
 from ._dispatch import SAVE_INPUTS, SAVE_NONE, SAVE_OUTPUT, Op, dispatch, dispatch1
-from ._inplace import make_inplace, write_out
+from ._inplace import make_inplace, view_needs_grad, write_out
 
 __all__ = [
     "abs", "absolute", "neg", "negative", "positive", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
@@ -121,8 +121,21 @@ def _not_impl(kernel):
     return f"\"{kernel}\" not implemented for '{{}}'"
 
 
+def py_typename(x):
+    """The type name torch's argument errors print (CPython's tp_name): "list", "numpy.ndarray", "torch.Size"."""
+    t = type(x)
+    if t.__module__ == "builtins" or t.__flags__ & 512:  # Py_TPFLAGS_HEAPTYPE: a class written in Python
+        if t.__module__.startswith("ember.") and t.__name__ in _C_TYPES:
+            return "ember." + t.__name__  # classes torch writes in C, whose tp_name carries the module
+        return t.__name__
+    return f"{t.__module__}.{t.__name__}"
+
+
+_C_TYPES = frozenset(("dtype", "device", "Size", "Generator", "finfo", "iinfo", "memory_format", "layout"))
+
+
 def _not_tensor(name, x, pos="input"):
-    return TypeError(f"{name}(): argument '{pos}' (position 1) must be Tensor, not {type(x).__name__}")
+    return TypeError(f"{name}(): argument '{pos}' (position 1) must be Tensor, not {py_typename(x)}")
 
 
 def _out(r, out, name, strict=False):
@@ -239,8 +252,12 @@ def _fast_inplace(slow, uf, name, kinds):
 
     def method(self):
         d = self._data
-        if d.dtype.kind in kinds and not (GRAD[0] and self._requires_grad):
-            run(d)
+        if d.dtype.kind in kinds and not (GRAD[0] and self._requires_grad) and \
+                (self._base is None or not view_needs_grad(self)):
+            try:
+                run(d)
+            except ValueError:  # read-only memory (an expanded tensor): the general path raises torch's error
+                return slow(self)
             bump_version(self, name)
             return self
         return slow(self)

@@ -38,7 +38,7 @@ class autocast:
             raise ValueError(f"Expected `dtype` of type `torch.dtype`, got: `{type(self.fast_dtype)}`")
         self._cache_enabled = state.CACHE_ENABLED[0] if cache_enabled is None else cache_enabled
         if enabled and device_type == "cuda" and not _cuda_available():
-            warnings.warn("CUDA is not available. Disabling autocast.", stacklevel=2)
+            warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2)
             enabled = False
         if enabled and self.fast_dtype not in _SUPPORTED[device_type]:
             names = ", ".join(str(d) for d in _SUPPORTED[device_type])

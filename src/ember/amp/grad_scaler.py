@@ -30,8 +30,8 @@ class GradScaler:
         if self._device == "cuda" and enabled:
             from .. import cuda
             if not cuda.is_available():
-                warnings.warn("GradScaler is enabled for device 'cuda', but CUDA is not available.  Disabling.",
-                              stacklevel=2)
+                warnings.warn("ember.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
+                              stacklevel=2)  # torch's text, whichever spelling made the scaler
                 self._enabled = False
         if self._enabled:
             if growth_factor <= 1.0:

@@ -100,7 +100,7 @@ def _sum_to(g, shape, node, i):
 
 def _call_tensor_hooks(hooks, grads):
     # retain_grad hooks run last, whenever they were registered: .grad shows what the other hooks made of it
-    for nr, hook in sorted(hooks, key=lambda h: getattr(h[1], "_retains_grad", False)):
+    for nr, hook in sorted(hooks.values(), key=lambda h: getattr(h[1], "_retains_grad", False)):
         g = grads[nr]
         if g is None:
             continue
@@ -134,7 +134,7 @@ def _before(node, x, gbuf, needed, capture, results):
             results[k] = gbuf[nr]
     run = needed is None or node in needed
     if run and x is not None and x.pre:
-        for hook in list(x.pre):
+        for hook in list(x.pre.values()):
             r = hook(tuple(gbuf))
             if r is not None:
                 gbuf = list(r)
@@ -240,7 +240,7 @@ def run_backward(tensors, grads, retain_graph, create_graph, inputs=None, accumu
                 if check_nan:
                     _check_nan(node, out)
                 if x is not None and x.post:
-                    for hook in list(x.post):
+                    for hook in list(x.post.values()):
                         r = hook(tuple(out), tuple(gbuf))
                         if r is not None:
                             out = list(r)

@@ -19,8 +19,8 @@ import warnings
 from .._backend import XP
 from .._tensor import Tensor
 from .grad_mode import GRAD
-from .graph import (_ANOMALY, _FREED, _FREED_MSG, _SAVED_HOOKS, Node, _NodeExtras, _Packed, bump_version, counter,
-                    grad_accumulator, version_error)
+from .graph import (_ANOMALY, _FREED, _FREED_MSG, _SAVED_HOOKS, CUSTOM_VIEWS, Node, _NodeExtras, _Packed,
+                    bump_version, counter, grad_accumulator, version_error)
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "InplaceFunction", "once_differentiable"]
 
@@ -240,6 +240,8 @@ def _alias(t, view):
     a = Tensor._make(t._data)
     a._vc = t._vc or counter(t)
     a._base = (t._base if t._base is not None else t) if view else t._base
+    if view:
+        CUSTOM_VIEWS[id(a)] = a
     return a
 
 
@@ -285,7 +287,7 @@ def _record(ctx, args, out):
         meta.append((d.shape, d.dtype, XP[type(d)]))
         if oid in nondiff or d.dtype.kind not in "fcV":
             continue
-        if oid in dirty_ids and o._base is not None:
+        if oid in dirty_ids and o._view_ver is not None:
             _rebase_dirty_view(ctx, o, i)
         else:
             o._grad_fn = ctx

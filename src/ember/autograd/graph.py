@@ -2,6 +2,7 @@
 import sys
 import traceback
 import weakref
+from collections import OrderedDict
 
 import numpy as np
 
@@ -29,6 +30,10 @@ def counter(t):
         c = t._vc = _Version()
     return c
 
+
+# id -> output of a custom Function that is an input returned as-is (a view torch refuses to modify in place);
+# keyed by id since tensors compare elementwise
+CUSTOM_VIEWS = weakref.WeakValueDictionary()
 
 _PKG_DIR = __file__.rsplit("/", 2)[0]
 
@@ -224,15 +229,16 @@ class Node:
 
     @property
     def _pre_hooks(self):
-        return self._x and self._x.pre
+        return self._x and self._x.pre and list(self._x.pre.values())
 
     @property
     def _hooks(self):
-        return self._x and self._x.post
+        return self._x and self._x.post and list(self._x.post.values())
 
     @property
     def _tensor_hooks(self):
-        return self._x and self._x.tensor
+        """[(output_nr, hook), ...] of the tensor hooks on this node's outputs."""
+        return self._x and self._x.tensor and list(self._x.tensor.values())
 
     @property
     def _trace(self):
@@ -242,39 +248,56 @@ class Node:
         """fn(grad_inputs, grad_outputs) runs after this node; it may return replacement grad_inputs."""
         x = self._extras()
         if x.post is None:
-            x.post = []
-        x.post.append(fn)
-        return RemovableHandle(x.post, fn)
+            x.post = OrderedDict()
+        return add_hook(x.post, fn)
 
     def register_prehook(self, fn):
         """fn(grad_outputs) runs before this node; it may return replacement grad_outputs."""
         x = self._extras()
         if x.pre is None:
-            x.pre = []
-        x.pre.append(fn)
-        return RemovableHandle(x.pre, fn)
+            x.pre = OrderedDict()
+        return add_hook(x.pre, fn)
 
     def _register_tensor_hook(self, output_nr, fn):
         x = self._extras()
         if x.tensor is None:
-            x.tensor = []
-        x.tensor.append((output_nr, fn))
-        return RemovableHandle(x.tensor, (output_nr, fn))
+            x.tensor = OrderedDict()
+        return add_hook(x.tensor, (output_nr, fn))
 
 
 class RemovableHandle:
-    """Same as `torch.utils.hooks.RemovableHandle` (the handle tensor and node hooks return)."""
-    __slots__ = ("_list", "_item")
+    """Same as `torch.utils.hooks.RemovableHandle`: removes the hook stored under `id` in hooks_dict (and in the
+    extra dicts). Tensor, node and module hooks all live in id-keyed OrderedDicts, as in torch."""
+    next_id = 0
 
-    def __init__(self, lst, item):
-        self._list = lst
-        self._item = item
+    def __init__(self, hooks_dict, *, extra_dict=None):
+        self.hooks_dict_ref = weakref.ref(hooks_dict)
+        self.id = RemovableHandle.next_id
+        RemovableHandle.next_id += 1
+        if extra_dict is None:
+            self.extra_dict_ref = ()
+        else:
+            if isinstance(extra_dict, dict):
+                extra_dict = (extra_dict,)
+            self.extra_dict_ref = tuple(weakref.ref(d) for d in extra_dict)
 
     def remove(self):
-        try:
-            self._list.remove(self._item)
-        except ValueError:
-            pass
+        d = self.hooks_dict_ref()
+        if d is not None:
+            d.pop(self.id, None)
+        for ref in self.extra_dict_ref:
+            d = ref()
+            if d is not None:
+                d.pop(self.id, None)
+
+    def __getstate__(self):
+        return (self.hooks_dict_ref(), self.id, tuple(ref() for ref in self.extra_dict_ref))
+
+    def __setstate__(self, state):
+        self.hooks_dict_ref = weakref.ref(state[0] if state[0] is not None else OrderedDict())
+        self.id = state[1]
+        RemovableHandle.next_id = max(RemovableHandle.next_id, self.id + 1)
+        self.extra_dict_ref = tuple(weakref.ref(d) for d in (state[2] if len(state) > 2 else ()) if d is not None)
 
     def __enter__(self):
         return self
@@ -283,7 +306,14 @@ class RemovableHandle:
         self.remove()
 
 
-_Handle = RemovableHandle  # the name ember._tensor uses
+RemovableHandle.__module__ = "ember.utils.hooks"  # where torch's lives; pickling finds it there too
+
+
+def add_hook(hooks, value):
+    """Store value in the id-keyed OrderedDict hooks under a new handle's id; returns the handle."""
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = value
+    return handle
 
 
 class OpNode(Node):
@@ -422,7 +452,7 @@ class AccumulateGrad(Node):
                 t._grad = old + g
         ext = t._ext
         if ext is not None and ext.post_acc_hooks:
-            for hook in list(ext.post_acc_hooks):
+            for hook in list(ext.post_acc_hooks.values()):
                 hook(t)
         return ()
 

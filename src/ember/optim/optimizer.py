@@ -13,7 +13,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
-from ..autograd.graph import bump_version as _bump
+from ..autograd.graph import RemovableHandle, bump_version as _bump
 
 __all__ = ["Optimizer", "register_optimizer_step_post_hook", "register_optimizer_step_pre_hook", "required"]
 
@@ -28,39 +28,20 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 
-class _DictHandle:
-    """Same as `torch.utils.hooks.RemovableHandle` for hooks kept in an id-keyed OrderedDict."""
-    _next_id = 0
-
-    def __init__(self, hooks):
-        self.hooks_dict_ref = hooks
-        self.id = _DictHandle._next_id
-        _DictHandle._next_id += 1
-
-    def remove(self):
-        self.hooks_dict_ref.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
 _global_optimizer_pre_hooks = OrderedDict()
 _global_optimizer_post_hooks = OrderedDict()
 
 
 def register_optimizer_step_pre_hook(hook):
     """Same as `torch.optim.optimizer.register_optimizer_step_pre_hook`."""
-    handle = _DictHandle(_global_optimizer_pre_hooks)
+    handle = RemovableHandle(_global_optimizer_pre_hooks)
     _global_optimizer_pre_hooks[handle.id] = hook
     return handle
 
 
 def register_optimizer_step_post_hook(hook):
     """Same as `torch.optim.optimizer.register_optimizer_step_post_hook`."""
-    handle = _DictHandle(_global_optimizer_post_hooks)
+    handle = RemovableHandle(_global_optimizer_post_hooks)
     _global_optimizer_post_hooks[handle.id] = hook
     return handle
 
@@ -239,18 +220,18 @@ class Optimizer:
     # ----- hooks -----
     def register_step_pre_hook(self, hook):
         """Same as `torch.optim.Optimizer.register_step_pre_hook`: hook(optimizer, args, kwargs)."""
-        handle = _DictHandle(self._optimizer_step_pre_hooks)
+        handle = RemovableHandle(self._optimizer_step_pre_hooks)
         self._optimizer_step_pre_hooks[handle.id] = hook
         return handle
 
     def register_step_post_hook(self, hook):
         """Same as `torch.optim.Optimizer.register_step_post_hook`: hook(optimizer, args, kwargs)."""
-        handle = _DictHandle(self._optimizer_step_post_hooks)
+        handle = RemovableHandle(self._optimizer_step_post_hooks)
         self._optimizer_step_post_hooks[handle.id] = hook
         return handle
 
     def _register(self, hooks, hook, prepend):
-        handle = _DictHandle(hooks)
+        handle = RemovableHandle(hooks)
         hooks[handle.id] = hook
         if prepend:
             hooks.move_to_end(handle.id, last=False)

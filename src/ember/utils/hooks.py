@@ -1,5 +1,5 @@
 """ember.utils.hooks: same as torch.utils.hooks."""
-from ..nn.modules._hooks import RemovableHandle
+from ..autograd.graph import RemovableHandle
 
 __all__ = ["RemovableHandle", "unserializable_hook"]
 

@@ -1,4 +1,4 @@
 """ember.cpu.amp: same as torch.cpu.amp (deprecated spellings of ember.amp)."""
-from ..._amp_aliases import cpu_autocast as autocast
+from .autocast_mode import autocast
 
 __all__ = ["autocast"]

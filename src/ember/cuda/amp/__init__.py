@@ -1,5 +1,6 @@
 """ember.cuda.amp: same as torch.cuda.amp (deprecated spellings of ember.amp)."""
-from ..._amp_aliases import cuda_GradScaler as GradScaler, cuda_autocast as autocast
-from ...amp.autocast_mode import custom_bwd, custom_fwd
+from . import autocast_mode, grad_scaler  # noqa: F401 - torch.cuda.amp has these submodules
+from .autocast_mode import autocast, custom_bwd, custom_fwd
+from .grad_scaler import GradScaler
 
-__all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"]
+__all__ = ["GradScaler", "autocast", "custom_bwd", "custom_fwd"]

@@ -10,6 +10,7 @@ when the whole matrix is small. Both paths run on NumPy arrays inside one Op; ba
 vectorised by broadcasting matmul.
 """
 import math
+import warnings
 
 import numpy as np
 
@@ -381,6 +382,10 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             key_padding_mask = key_padding_mask.unsqueeze(0)
     tgt_len, bsz, embed_dim = query.shape
     src_len = key.shape[0]
+    if key_padding_mask is not None and attn_mask is not None and key_padding_mask.dtype != attn_mask.dtype and \
+            (key_padding_mask.dtype == ember.bool or key_padding_mask.is_floating_point()):
+        warnings.warn("Support for mismatched key_padding_mask and attn_mask is deprecated. Use same type for both "
+                      "instead.", UserWarning, stacklevel=2)
     key_padding_mask = _float_mask(key_padding_mask, "key_padding_mask", query.dtype)
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "

@@ -6,45 +6,12 @@ from collections import OrderedDict
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...autograd.grad_mode import GRAD
+from ...autograd.graph import RemovableHandle
 
 __all__ = ["RemovableHandle", "register_module_buffer_registration_hook", "register_module_forward_hook",
            "register_module_forward_pre_hook", "register_module_full_backward_hook",
            "register_module_full_backward_pre_hook", "register_module_module_registration_hook",
            "register_module_parameter_registration_hook"]
-
-
-class RemovableHandle:
-    """Same as `torch.utils.hooks.RemovableHandle`."""
-    next_id = 0
-
-    def __init__(self, hooks_dict, *, extra_dict=None):
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = RemovableHandle.next_id
-        RemovableHandle.next_id += 1
-        if isinstance(extra_dict, dict):
-            extra_dict = [extra_dict]
-        self.extra_dict_ref = tuple(weakref.ref(d) for d in extra_dict or ())
-
-    def remove(self):
-        for ref in (self.hooks_dict_ref, *self.extra_dict_ref):
-            d = ref()
-            if d is not None:
-                d.pop(self.id, None)
-
-    def __getstate__(self):
-        return (self.hooks_dict_ref(), self.id, tuple(ref() for ref in self.extra_dict_ref))
-
-    def __setstate__(self, state):
-        self.hooks_dict_ref = weakref.ref(state[0] if state[0] is not None else OrderedDict())
-        self.id = state[1]
-        RemovableHandle.next_id = max(RemovableHandle.next_id, self.id + 1)
-        self.extra_dict_ref = tuple(weakref.ref(d) for d in (state[2] if len(state) > 2 else ()) if d is not None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 # ----- global hooks -----

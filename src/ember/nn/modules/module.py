@@ -21,6 +21,7 @@ import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
+from ..._dtype import memory_format as _memory_format
 from ..._tensor import Tensor, _parse_to
 from ...autograd.grad_mode import GRAD
 from ...autograd.graph import bump_version
@@ -191,6 +192,13 @@ def _copy_into(dst, src):
         bump_version(dst, "copy_")
     finally:
         GRAD[0] = prev
+
+
+_TO_SIGNATURES = (
+    " * (ember.device device = None, ember.dtype dtype = None, bool non_blocking = False, bool copy = False, *, "
+    "ember.memory_format memory_format = None)\n * (ember.dtype dtype, bool non_blocking = False, bool copy = False, "
+    "*, ember.memory_format memory_format = None)\n * (Tensor tensor, bool non_blocking = False, bool copy = False, "
+    "*, ember.memory_format memory_format = None)\n")
 
 
 def _set_data(t, new):
@@ -809,7 +817,13 @@ class Module:
 
     def to(self, *args, **kwargs):
         """Same as `torch.nn.Module.to`: parameters keep their identity (their data is swapped in place)."""
-        device, dtype, non_blocking, _ = _parse_to(None, args, dict(kwargs))
+        kwargs = dict(kwargs)
+        fmt = kwargs.pop("memory_format", None)
+        if fmt is not None and not isinstance(fmt, _memory_format):
+            from ..._ops.unary import py_typename
+            raise TypeError(f"to() received an invalid combination of arguments - got (memory_format="
+                            f"{py_typename(fmt)}, ), but expected one of:\n" + _TO_SIGNATURES)
+        device, dtype, non_blocking, _ = _parse_to(None, args, kwargs)
         if dtype is not None:
             if not (dtype.is_floating_point or dtype.is_complex):
                 raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
@@ -822,6 +836,8 @@ class Module:
 
         def convert(t):
             dt = dtype if t.is_floating_point() or t.is_complex() else None
+            if fmt is not None and t.dim() in (4, 5):  # as torch: only 4-D and 5-D tensors change layout
+                return t.to(device=device, dtype=dt, non_blocking=non_blocking, memory_format=fmt)
             return t.to(device=device, dtype=dt, non_blocking=non_blocking)
         return self._apply(convert)
 
