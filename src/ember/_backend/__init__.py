@@ -46,6 +46,24 @@ def read_only(arr):
     return arr.__class__ is np.ndarray and not arr.flags.writeable
 
 
+_SCIPY = {}
+
+
+def scipy_module(array, name):
+    """scipy.<name> for NumPy arrays, cupyx.scipy.<name> for CuPy arrays (None where that is not installed),
+    imported on first use: scipy is slow to import."""
+    key = (array.__class__, name)
+    mod = _SCIPY.get(key)
+    if mod is None:
+        import importlib
+        try:
+            mod = importlib.import_module(("scipy." if array.__class__ is np.ndarray else "cupyx.scipy.") + name)
+        except ImportError:
+            mod = False
+        _SCIPY[key] = mod
+    return mod or None
+
+
 def device_of(array):
     if type(array) is np.ndarray:
         return CPU

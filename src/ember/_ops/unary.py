@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from .. import _dtype
+from .._backend import scipy_module
 from .._dtype import FROM_NP, result_type_of
 from .._tensor import Tensor
 from .._tensor_str import SCALAR_NAMES
@@ -56,19 +57,9 @@ def _run_inplace(uf):
     return _kernel(lambda d: uf(d, out=d))
 
 
-_SPECIAL = {}
-
-
 def _special(x):
-    """scipy.special (cupyx.scipy.special for GPU arrays), imported on first use: scipy is slow to import."""
-    mod = _SPECIAL.get(x.__class__)
-    if mod is None:
-        if x.__class__ is np.ndarray:
-            import scipy.special as mod
-        else:
-            import cupyx.scipy.special as mod
-        _SPECIAL[x.__class__] = mod
-    return mod
+    """scipy.special (cupyx.scipy.special for GPU arrays), imported on first use."""
+    return scipy_module(x, "special")
 
 
 def _scipy(name):

@@ -1,14 +1,13 @@
 """Same as `torch.distributions.ContinuousBernoulli` (Loaiza-Ganem & Cunningham, 2019)."""
 import math
-import numbers
 
 import ember
-from ember._tensor import Size
 
 from . import constraints
+from ._params import binary_logits, expand_params, expand_probs_or_logits, init_probs_or_logits, param_shape_property
 from .continuous import ExponentialFamily, _validate
-from .distribution import _EMPTY, Distribution
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .distribution import _EMPTY
+from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs
 
 __all__ = ["ContinuousBernoulli"]
 
@@ -22,46 +21,27 @@ class ContinuousBernoulli(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        init_probs_or_logits(self, probs, logits)
         if probs is not None:
-            (self.probs,) = broadcast_all(probs)
             # checked before clamping, which would otherwise hide invalid values (only when asked, as torch)
             if validate_args is not None and not bool(self.arg_constraints["probs"].check(self.probs).all()):
                 raise ValueError("The parameter probs has invalid values")
-            self.probs = clamp_probs(self.probs)
-            self._param, scalar = self.probs, isinstance(probs, numbers.Number)
-        else:
-            (self.logits,) = broadcast_all(logits)
-            self._param, scalar = self.logits, isinstance(logits, numbers.Number)
+            self.probs = self._param = clamp_probs(self.probs)
         self._lims = lims
-        super().__init__(Size() if scalar else self._param.shape, validate_args=validate_args)
+        super().__init__(self._param.shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(ContinuousBernoulli, _instance)
-        batch_shape = Size(batch_shape)
+        new = expand_params(self, ContinuousBernoulli, batch_shape, _instance)
         new._lims = self._lims
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
+        expand_probs_or_logits(self, new, new.batch_shape)
         return new
 
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
+    logits = binary_logits
+    param_shape = param_shape_property
 
     @lazy_property
     def probs(self):
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
-
-    @property
-    def param_shape(self):
-        return self._param.shape
 
     def _stable(self):
         """Where p is far enough from 1/2 for the closed forms."""

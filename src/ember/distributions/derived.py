@@ -1,11 +1,10 @@
 """Same as torch's Cauchy, Chi2, Gumbel, HalfCauchy, HalfNormal, LogisticNormal, Pareto, StudentT and Weibull."""
 import math
-import numbers
 
 import ember
-from ember._tensor import Size
 
 from . import constraints
+from ._params import delegated, expand_params
 from .continuous import Exponential, Gamma, Normal, Uniform, _scalar_params, _validate
 from .distribution import _EMPTY, Distribution
 from .transformed import TransformedDistribution
@@ -25,17 +24,10 @@ class Cauchy(Distribution):
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)
-        batch_shape = Size() if _scalar_params(loc, scale) else self.loc.shape
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(self.loc.shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Cauchy, _instance)
-        batch_shape = Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return expand_params(self, Cauchy, batch_shape, _instance, ("loc", "scale"))
 
     @property
     def mean(self):
@@ -99,9 +91,7 @@ class HalfNormal(TransformedDistribution):
         new = self._get_checked_instance(HalfNormal, _instance)
         return super().expand(batch_shape, _instance=new)
 
-    @property
-    def scale(self):
-        return self.base_dist.scale
+    scale = delegated("base_dist.scale")
 
     @property
     def mean(self):
@@ -188,19 +178,10 @@ class StudentT(Distribution):
     def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
         self.df, self.loc, self.scale = broadcast_all(df, loc, scale)
         self._chi2 = Chi2(self.df)
-        batch_shape = Size() if _scalar_params(df, loc, scale) else self.df.shape
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(self.df.shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(StudentT, _instance)
-        batch_shape = Size(batch_shape)
-        new.df = self.df.expand(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        new._chi2 = self._chi2.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return expand_params(self, StudentT, batch_shape, _instance, ("df", "loc", "scale", "_chi2"))
 
     @property
     def mean(self):
@@ -252,9 +233,7 @@ class HalfCauchy(TransformedDistribution):
         new = self._get_checked_instance(HalfCauchy, _instance)
         return super().expand(batch_shape, _instance=new)
 
-    @property
-    def scale(self):
-        return self.base_dist.scale
+    scale = delegated("base_dist.scale")
 
     @property
     def mean(self):
@@ -264,9 +243,7 @@ class HalfCauchy(TransformedDistribution):
     def mode(self):
         return ember.zeros_like(self.scale)
 
-    @property
-    def variance(self):
-        return self.base_dist.variance
+    variance = delegated("base_dist.variance")
 
     def log_prob(self, value):
         _validate(self, value)
@@ -301,13 +278,8 @@ class LogisticNormal(TransformedDistribution):
         new = self._get_checked_instance(LogisticNormal, _instance)
         return super().expand(batch_shape, _instance=new)
 
-    @property
-    def loc(self):
-        return self.base_dist.base_dist.loc
-
-    @property
-    def scale(self):
-        return self.base_dist.base_dist.scale
+    loc = delegated("base_dist.base_dist.loc")
+    scale = delegated("base_dist.base_dist.scale")
 
 
 class Pareto(TransformedDistribution):
@@ -389,4 +361,3 @@ class Weibull(TransformedDistribution):
                 + 1)
 
 
-del numbers

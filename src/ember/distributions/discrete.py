@@ -1,11 +1,20 @@
 """Same as torch's discrete distributions: Bernoulli, Categorical, OneHotCategorical, Binomial, Multinomial,
 Poisson."""
-import numbers
 
 import ember
 from ember._tensor import Size
 
 from . import constraints
+from ._params import (
+    BOTH_GIVEN,
+    binary_logits,
+    binary_probs,
+    delegated,
+    expand_params,
+    expand_probs_or_logits,
+    init_probs_or_logits,
+    param_shape_property,
+)
 from ._sampling import binomial
 from .continuous import ExponentialFamily, _validate
 from .distribution import _EMPTY, Distribution
@@ -13,8 +22,6 @@ from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logit
 
 __all__ = ["Bernoulli", "Binomial", "Categorical", "Geometric", "Multinomial", "NegativeBinomial", "OneHotCategorical",
            "OneHotCategoricalStraightThrough", "Poisson"]
-
-_BOTH = "Either `probs` or `logits` must be specified, but not both."
 
 
 def _bce_with_logits(logits, target):
@@ -40,41 +47,15 @@ class Bernoulli(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError(_BOTH)
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-            param, scalar = self.probs, isinstance(probs, numbers.Number)
-        else:
-            (self.logits,) = broadcast_all(logits)
-            param, scalar = self.logits, isinstance(logits, numbers.Number)
-        self._param = param
-        super().__init__(Size() if scalar else param.shape, validate_args=validate_args)
+        init_probs_or_logits(self, probs, logits)
+        super().__init__(self._param.shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Bernoulli, _instance)
-        batch_shape = Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
+        new = expand_params(self, Bernoulli, batch_shape, _instance)
+        expand_probs_or_logits(self, new, new.batch_shape)
         return new
 
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.shape
+    logits, probs, param_shape = binary_logits, binary_probs, param_shape_property
 
     @property
     def mean(self):
@@ -113,7 +94,7 @@ class Categorical(Distribution):
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         if (probs is None) == (logits is None):
-            raise ValueError(_BOTH)
+            raise ValueError(BOTH_GIVEN)
         if probs is not None:
             if probs.dim() < 1:
                 raise ValueError("`probs` parameter must be at least one-dimensional.")
@@ -131,17 +112,9 @@ class Categorical(Distribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Categorical, _instance)
         batch_shape = Size(batch_shape)
-        param_shape = batch_shape + Size((self._num_events,))
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(param_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(param_shape)
-            new._param = new.logits
+        expand_probs_or_logits(self, new, batch_shape + Size((self._num_events,)))
         new._num_events = self._num_events
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._init_expanded(new, batch_shape)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -155,9 +128,7 @@ class Categorical(Distribution):
     def probs(self):
         return logits_to_probs(self.logits)
 
-    @property
-    def param_shape(self):
-        return self._param.shape
+    param_shape = param_shape_property
 
     @property
     def mean(self):
@@ -208,25 +179,12 @@ class OneHotCategorical(Distribution):
         new = self._get_checked_instance(OneHotCategorical, _instance)
         batch_shape = Size(batch_shape)
         new._categorical = self._categorical.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._init_expanded(new, batch_shape, self.event_shape)
 
-    @property
-    def _param(self):
-        return self._categorical._param
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def mean(self):
-        return self._categorical.probs
+    _param = delegated("_categorical._param")
+    probs = delegated("_categorical.probs")
+    logits = delegated("_categorical.logits")
+    mean = delegated("_categorical.probs")
 
     @property
     def mode(self):
@@ -237,9 +195,7 @@ class OneHotCategorical(Distribution):
     def variance(self):
         return self._categorical.probs * (1 - self._categorical.probs)
 
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
+    param_shape = delegated("_categorical.param_shape")
 
     def sample(self, sample_shape=_EMPTY):
         probs = self._categorical.probs
@@ -281,46 +237,20 @@ class Binomial(Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError(_BOTH)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
+        (total_count,) = init_probs_or_logits(self, probs, logits, total_count)
+        self.total_count = total_count.type_as(self._param)
         super().__init__(self._param.shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Binomial, _instance)
-        batch_shape = Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
+        new = expand_params(self, Binomial, batch_shape, _instance, ("total_count",))
+        expand_probs_or_logits(self, new, new.batch_shape)
         return new
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self.total_count)
 
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.shape
+    logits, probs, param_shape = binary_logits, binary_probs, param_shape_property
 
     @property
     def mean(self):
@@ -384,25 +314,15 @@ class Multinomial(Distribution):
         new.total_count = self.total_count
         new._categorical = self._categorical.expand(batch_shape)
         new._binomial = Binomial(total_count=self.total_count, probs=new._categorical.probs, validate_args=False)
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._init_expanded(new, batch_shape, self.event_shape)
 
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
         return constraints.multinomial(self.total_count)
 
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
+    probs = delegated("_categorical.probs")
+    logits = delegated("_categorical.logits")
+    param_shape = delegated("_categorical.param_shape")
 
     @property
     def mean(self):
@@ -446,16 +366,10 @@ class Poisson(ExponentialFamily):
 
     def __init__(self, rate, validate_args=None):
         (self.rate,) = broadcast_all(rate)
-        batch_shape = Size() if isinstance(rate, numbers.Number) else self.rate.shape
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(self.rate.shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Poisson, _instance)
-        batch_shape = Size(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return expand_params(self, Poisson, batch_shape, _instance, ("rate",))
 
     @property
     def mean(self):
@@ -486,15 +400,8 @@ class Geometric(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError(_BOTH)
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-            param, scalar = self.probs, isinstance(probs, numbers.Number)
-        else:
-            (self.logits,) = broadcast_all(logits)
-            param, scalar = self.logits, isinstance(logits, numbers.Number)
-        super().__init__(Size() if scalar else param.shape, validate_args=validate_args)
+        init_probs_or_logits(self, probs, logits)
+        super().__init__(self._param.shape, validate_args=validate_args)
         if self._validate_args and probs is not None:
             valid = self.probs > 0
             if not bool(valid.all()):
@@ -503,23 +410,11 @@ class Geometric(Distribution):
                                  f"invalid values:\n{self.probs.detach()[~valid]}")
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Geometric, _instance)
-        batch_shape = Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
+        new = expand_params(self, Geometric, batch_shape, _instance)
+        expand_probs_or_logits(self, new, new.batch_shape)
         return new
 
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
+    logits, probs = binary_logits, binary_probs
 
     @property
     def mean(self):
@@ -559,43 +454,16 @@ class NegativeBinomial(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError(_BOTH)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-            self._param = self.probs
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-            self._param = self.logits
+        (total_count,) = init_probs_or_logits(self, probs, logits, total_count)
+        self.total_count = total_count.type_as(self._param)
         super().__init__(self._param.shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(NegativeBinomial, _instance)
-        batch_shape = Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
+        new = expand_params(self, NegativeBinomial, batch_shape, _instance, ("total_count",))
+        expand_probs_or_logits(self, new, new.batch_shape)
         return new
 
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.shape
+    logits, probs, param_shape = binary_logits, binary_probs, param_shape_property
 
     @property
     def mean(self):

@@ -156,6 +156,12 @@ class Distribution:
                                       "__init__ method must also define a custom .expand() method.")
         return self.__new__(type(self)) if _instance is None else _instance
 
+    def _init_expanded(self, new, batch_shape, event_shape=_EMPTY):
+        """Initializes `new`, an expanded copy of self, skipping the validation its parameters already passed."""
+        Distribution.__init__(new, batch_shape, event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def __repr__(self):
         names = [k for k in self.arg_constraints if k in self.__dict__]
         args = ", ".join(f"{p}: {_param_repr(self.__dict__[p])}" for p in names)

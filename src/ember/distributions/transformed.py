@@ -5,11 +5,20 @@ import ember
 from ember._tensor import Size
 
 from . import constraints
+from ._params import (
+    binary_logits,
+    binary_probs,
+    delegated,
+    expand_params,
+    expand_probs_or_logits,
+    init_probs_or_logits,
+    param_shape_property,
+)
 from .continuous import Normal, _validate
 from .discrete import Categorical
 from .distribution import _EMPTY, Distribution
 from .transforms import ComposeTransform, ExpTransform, SigmoidTransform, Transform, _sum_rightmost
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, clamp_probs
 
 __all__ = ["ExpRelaxedCategorical", "Independent", "LogNormal", "LogitRelaxedBernoulli", "RelaxedBernoulli",
            "RelaxedOneHotCategorical", "TransformedDistribution"]
@@ -35,13 +44,9 @@ class Independent(Distribution):
         batch_shape = Size(batch_shape)
         new.base_dist = self.base_dist.expand(batch_shape + self.event_shape[:self.reinterpreted_batch_ndims])
         new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._init_expanded(new, batch_shape, self.event_shape)
 
-    @property
-    def has_rsample(self):
-        return self.base_dist.has_rsample
+    has_rsample = delegated("base_dist.has_rsample")
 
     @property
     def has_enumerate_support(self):
@@ -56,17 +61,9 @@ class Independent(Distribution):
             result = constraints.independent(result, self.reinterpreted_batch_ndims)
         return result
 
-    @property
-    def mean(self):
-        return self.base_dist.mean
-
-    @property
-    def mode(self):
-        return self.base_dist.mode
-
-    @property
-    def variance(self):
-        return self.base_dist.variance
+    mean = delegated("base_dist.mean")
+    mode = delegated("base_dist.mode")
+    variance = delegated("base_dist.variance")
 
     def sample(self, sample_shape=_EMPTY):
         return self.base_dist.sample(sample_shape)
@@ -131,9 +128,7 @@ class TransformedDistribution(Distribution):
         base_batch_shape = shape[:len(shape) - len(self.base_dist.event_shape)]
         new.base_dist = self.base_dist.expand(base_batch_shape)
         new.transforms = self.transforms
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._init_expanded(new, batch_shape, self.event_shape)
 
     @constraints.dependent_property(is_discrete=False)
     def support(self):
@@ -144,9 +139,7 @@ class TransformedDistribution(Distribution):
             support = constraints.independent(support, len(self.event_shape) - support.event_dim)
         return support
 
-    @property
-    def has_rsample(self):
-        return self.base_dist.has_rsample
+    has_rsample = delegated("base_dist.has_rsample")
 
     def sample(self, sample_shape=_EMPTY):
         with ember.no_grad():
@@ -210,13 +203,8 @@ class LogNormal(TransformedDistribution):
         new = self._get_checked_instance(LogNormal, _instance)
         return super().expand(batch_shape, _instance=new)
 
-    @property
-    def loc(self):
-        return self.base_dist.loc
-
-    @property
-    def scale(self):
-        return self.base_dist.scale
+    loc = delegated("base_dist.loc")
+    scale = delegated("base_dist.scale")
 
     @property
     def mean(self):
@@ -235,18 +223,6 @@ class LogNormal(TransformedDistribution):
         return self.base_dist.entropy() + self.loc
 
 
-def _probs_or_logits(d, probs, logits):
-    if (probs is None) == (logits is None):
-        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-    if probs is not None:
-        (d.probs,) = broadcast_all(probs)
-        d._param, scalar = d.probs, isinstance(probs, numbers.Number)
-    else:
-        (d.logits,) = broadcast_all(logits)
-        d._param, scalar = d.logits, isinstance(logits, numbers.Number)
-    return Size() if scalar else d._param.shape
-
-
 class LogitRelaxedBernoulli(Distribution):
     """Same as `torch.distributions.relaxed_bernoulli.LogitRelaxedBernoulli`."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -254,34 +230,16 @@ class LogitRelaxedBernoulli(Distribution):
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self.temperature = temperature
-        batch_shape = _probs_or_logits(self, probs, logits)
-        super().__init__(batch_shape, validate_args=validate_args)
+        init_probs_or_logits(self, probs, logits)
+        super().__init__(self._param.shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
-        batch_shape = Size(batch_shape)
+        new = expand_params(self, LogitRelaxedBernoulli, batch_shape, _instance)
         new.temperature = self.temperature
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
+        expand_probs_or_logits(self, new, new.batch_shape)
         return new
 
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.shape
+    logits, probs, param_shape = binary_logits, binary_probs, param_shape_property
 
     def rsample(self, sample_shape=_EMPTY):
         shape = self._extended_shape(sample_shape)
@@ -310,17 +268,9 @@ class RelaxedBernoulli(TransformedDistribution):
         new = self._get_checked_instance(RelaxedBernoulli, _instance)
         return super().expand(batch_shape, _instance=new)
 
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
+    temperature = delegated("base_dist.temperature")
+    logits = delegated("base_dist.logits")
+    probs = delegated("base_dist.probs")
 
 
 class ExpRelaxedCategorical(Distribution):
@@ -340,21 +290,11 @@ class ExpRelaxedCategorical(Distribution):
         batch_shape = Size(batch_shape)
         new.temperature = self.temperature
         new._categorical = self._categorical.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._init_expanded(new, batch_shape, self.event_shape)
 
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
+    param_shape = delegated("_categorical.param_shape")
+    logits = delegated("_categorical.logits")
+    probs = delegated("_categorical.probs")
 
     def rsample(self, sample_shape=_EMPTY):
         shape = self._extended_shape(sample_shape)
@@ -388,14 +328,6 @@ class RelaxedOneHotCategorical(TransformedDistribution):
         new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
         return super().expand(batch_shape, _instance=new)
 
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
+    temperature = delegated("base_dist.temperature")
+    logits = delegated("base_dist.logits")
+    probs = delegated("base_dist.probs")

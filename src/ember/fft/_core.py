@@ -15,7 +15,7 @@ keeps single precision (NumPy's np.fft would compute float32 in double).
 """
 import numpy as np
 
-from .._backend import XP
+from .._backend import XP, scipy_module
 from .._ops._dispatch import Op, dispatch1
 from .._ops.rearrange import real
 
@@ -25,19 +25,9 @@ NONE, ORTHO, BY_N = 0, 1, 2
 # the scipy.fft `norm` that scales a transform by the mode: [inverse transforms, forward transforms]
 _NORM = ({NONE: "forward", ORTHO: "ortho", BY_N: "backward"}, {NONE: "backward", ORTHO: "ortho", BY_N: "forward"})
 
-_MODS = {}
-
-
 def _fftmod(x):
-    """scipy.fft, or cupyx.scipy.fft for CuPy arrays, imported on first use: scipy is slow to import."""
-    mod = _MODS.get(x.__class__)
-    if mod is None:
-        if x.__class__ is np.ndarray:
-            import scipy.fft as mod
-        else:
-            import cupyx.scipy.fft as mod
-        _MODS[x.__class__] = mod
-    return mod
+    """scipy.fft, or cupyx.scipy.fft for CuPy arrays, imported on first use."""
+    return scipy_module(x, "fft")
 
 
 # ---------------- complex to complex ----------------

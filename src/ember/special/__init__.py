@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from .. import _dtype
-from .._backend import device_of, xp_of
+from .._backend import device_of, scipy_module, xp_of
 from .._dtype import FROM_NP
 from .._ops import binary as _b
 from .._ops import softmax as _sm
@@ -88,23 +88,11 @@ def _finish(r, out, name):
     return r if out is None else write_out(r, out, name)
 
 
-_MODULES = {}
-
-
 def _module(x, fname, public):
     """scipy.special for NumPy arrays, cupyx.scipy.special for CuPy arrays; a clear error where the device has
     no version of the function."""
-    mod = _MODULES.get(x.__class__)
-    if mod is None:
-        if x.__class__ is np.ndarray:
-            import scipy.special as mod
-        else:
-            try:
-                import cupyx.scipy.special as mod
-            except ImportError:
-                mod = False
-        _MODULES[x.__class__] = mod
-    if mod is False or not hasattr(mod, fname):
+    mod = scipy_module(x, "special")
+    if mod is None or not hasattr(mod, fname):
         raise RuntimeError(f"torch.special.{public}() is not available for tensors on device "
                            f"'{device_of(x)}': cupyx.scipy.special has no '{fname}'; move the tensor to the CPU")
     return mod
