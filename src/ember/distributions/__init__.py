@@ -40,16 +40,15 @@ from .transforms import (
 )
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
-           "ComposeTransform", "ContinuousBernoulli", "CumulativeDistributionTransform", "Dirichlet", "Distribution", "ExpTransform",
-           "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
-           "Independent", "IndependentTransform", "Laplace", "LogNormal", "LogisticNormal",
+           "ComposeTransform", "ContinuousBernoulli", "CumulativeDistributionTransform", "Dirichlet", "Distribution",
+           "ExpTransform", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy",
+           "HalfNormal", "Independent", "IndependentTransform", "Laplace", "LogNormal", "LogisticNormal",
            "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial",
-           "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
-           "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PowerTransform", "RelaxedBernoulli",
-           "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
-           "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
-           "TransformedDistribution", "Uniform", "Weibull", "biject_to", "constraints", "identity_transform",
-           "kl_divergence", "register_kl", "transform_to", "transforms"]
+           "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+           "Pareto", "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform",
+           "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "StudentT",
+           "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "Weibull", "biject_to", "constraints",
+           "identity_transform", "kl_divergence", "register_kl", "transform_to", "transforms"]
 
 
 def _alias_modules():
@@ -59,8 +58,9 @@ def _alias_modules():
     g = globals()
     table = {
         "bernoulli": "Bernoulli", "beta": "Beta", "binomial": "Binomial", "categorical": "Categorical",
-        "cauchy": "Cauchy", "chi2": "Chi2", "continuous_bernoulli": "ContinuousBernoulli", "dirichlet": "Dirichlet", "exponential": "Exponential",
-        "exp_family": "ExponentialFamily", "gamma": "Gamma", "geometric": "Geometric", "gumbel": "Gumbel",
+        "cauchy": "Cauchy", "chi2": "Chi2", "continuous_bernoulli": "ContinuousBernoulli", "dirichlet": "Dirichlet",
+        "exponential": "Exponential", "exp_family": "ExponentialFamily", "gamma": "Gamma",
+        "geometric": "Geometric", "gumbel": "Gumbel",
         "half_cauchy": "HalfCauchy", "half_normal": "HalfNormal", "independent": "Independent", "laplace": "Laplace",
         "log_normal": "LogNormal", "logistic_normal": "LogisticNormal",
         "lowrank_multivariate_normal": "LowRankMultivariateNormal", "mixture_same_family": "MixtureSameFamily",

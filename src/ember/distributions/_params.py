@@ -1,18 +1,19 @@
-"""Parameter handling shared by the distributions: the probs-or-logits pair and expanding parameters."""
+"""Parameter handling shared by the distributions: the probs-or-logits pair, expanding parameters and attributes
+delegated to a component."""
 from operator import attrgetter
 
 from ember._tensor import Size
 
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
-BOTH_GIVEN = "Either `probs` or `logits` must be specified, but not both."
+PROBS_XOR_LOGITS = "Either `probs` or `logits` must be specified, but not both."
 
 
 def init_probs_or_logits(d, probs, logits, *others):
     """Stores whichever of `probs`/`logits` is given, broadcast after `others` (returned broadcast), under its own
     name and as `d._param`."""
     if (probs is None) == (logits is None):
-        raise ValueError(BOTH_GIVEN)
+        raise ValueError(PROBS_XOR_LOGITS)
     name, value = ("probs", probs) if probs is not None else ("logits", logits)
     *others, param = broadcast_all(*others, value)
     setattr(d, name, param)

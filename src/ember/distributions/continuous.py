@@ -7,7 +7,7 @@ import ember
 from ember._tensor import Size
 
 from . import constraints
-from ._params import expand_params
+from ._params import delegated, expand_params
 from ._sampling import standard_gamma
 from .distribution import _EMPTY, Distribution
 from .utils import broadcast_all
@@ -45,13 +45,7 @@ class Normal(ExponentialFamily):
     def expand(self, batch_shape, _instance=None):
         return expand_params(self, Normal, batch_shape, _instance, ("loc", "scale"))
 
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
+    mean = mode = delegated("loc")
 
     @property
     def stddev(self):
@@ -155,13 +149,7 @@ class Laplace(Distribution):
     def expand(self, batch_shape, _instance=None):
         return expand_params(self, Laplace, batch_shape, _instance, ("loc", "scale"))
 
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
+    mean = mode = delegated("loc")
 
     @property
     def variance(self):

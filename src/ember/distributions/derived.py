@@ -77,6 +77,20 @@ class Chi2(Gamma):
         return self.concentration * 2
 
 
+# HalfNormal and HalfCauchy fold a distribution symmetric about 0 onto [0, inf): the same cdf, icdf and entropy
+def _folded_cdf(self, value):
+    _validate(self, value)
+    return 2 * self.base_dist.cdf(value) - 1
+
+
+def _folded_icdf(self, prob):
+    return self.base_dist.icdf((prob + 1) / 2)
+
+
+def _folded_entropy(self):
+    return self.base_dist.entropy() - math.log(2)
+
+
 class HalfNormal(TransformedDistribution):
     """Same as `torch.distributions.HalfNormal`."""
     arg_constraints = {"scale": constraints.positive}
@@ -110,15 +124,7 @@ class HalfNormal(TransformedDistribution):
         log_prob = self.base_dist.log_prob(value) + math.log(2)
         return ember.where(value >= 0, log_prob, ember.full_like(log_prob, -math.inf))
 
-    def cdf(self, value):
-        _validate(self, value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
+    cdf, icdf, entropy = _folded_cdf, _folded_icdf, _folded_entropy
 
 
 class Gumbel(TransformedDistribution):
@@ -251,15 +257,7 @@ class HalfCauchy(TransformedDistribution):
         log_prob = self.base_dist.log_prob(value) + math.log(2)
         return ember.where(value < 0, ember.full_like(log_prob, -math.inf), log_prob)
 
-    def cdf(self, value):
-        _validate(self, value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
+    cdf, icdf, entropy = _folded_cdf, _folded_icdf, _folded_entropy
 
 
 class LogisticNormal(TransformedDistribution):

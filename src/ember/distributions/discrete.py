@@ -6,7 +6,7 @@ from ember._tensor import Size
 
 from . import constraints
 from ._params import (
-    BOTH_GIVEN,
+    PROBS_XOR_LOGITS,
     binary_logits,
     binary_probs,
     delegated,
@@ -94,7 +94,7 @@ class Categorical(Distribution):
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         if (probs is None) == (logits is None):
-            raise ValueError(BOTH_GIVEN)
+            raise ValueError(PROBS_XOR_LOGITS)
         if probs is not None:
             if probs.dim() < 1:
                 raise ValueError("`probs` parameter must be at least one-dimensional.")
@@ -182,9 +182,9 @@ class OneHotCategorical(Distribution):
         return self._init_expanded(new, batch_shape, self.event_shape)
 
     _param = delegated("_categorical._param")
-    probs = delegated("_categorical.probs")
+    probs = mean = delegated("_categorical.probs")
     logits = delegated("_categorical.logits")
-    mean = delegated("_categorical.probs")
+    param_shape = delegated("_categorical.param_shape")
 
     @property
     def mode(self):
@@ -194,8 +194,6 @@ class OneHotCategorical(Distribution):
     @property
     def variance(self):
         return self._categorical.probs * (1 - self._categorical.probs)
-
-    param_shape = delegated("_categorical.param_shape")
 
     def sample(self, sample_shape=_EMPTY):
         probs = self._categorical.probs

@@ -127,7 +127,7 @@ class Distribution:
 
     def _validate_sample(self, value):
         if not isinstance(value, Tensor):
-            raise ValueError("The value argument to log_prob must be a Tensor")  # noqa: TRY004 (torch raises ValueError)
+            raise ValueError("The value argument to log_prob must be a Tensor")  # noqa: TRY004 (torch's type)
         event_dim_start = value.dim() - len(self._event_shape)
         if value.shape[event_dim_start:] != self._event_shape:
             raise ValueError(f"The right-most size of value must match event_shape: {value.shape} vs "

@@ -267,8 +267,11 @@ def _kl_bernoulli_poisson(p, q):
     return -p.entropy() + q.rate - p.probs * q.rate.log()
 
 
+# pairs whose cross-entropy needs only p's mean (and variance): one function serves every such p
 @register_kl(Beta, Exponential)
-def _kl_beta_exponential(p, q):
+@register_kl(Gamma, Exponential)
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_to_exponential(p, q):
     return -p.entropy() - q.rate.log() + q.rate * p.mean
 
 
@@ -278,12 +281,18 @@ def _kl_beta_gamma(p, q):
 
 
 @register_kl(Beta, Normal)
-def _kl_beta_normal(p, q):
+@register_kl(Gamma, Normal)
+@register_kl(Gumbel, Normal)
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_to_normal_by_moments(p, q):
     return -p.entropy() + _normal_cross(q, p.mean, p.variance + (p.mean - q.loc).pow(2))
 
 
 @register_kl(Beta, Uniform)
-def _kl_beta_uniform(p, q):
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_unit_interval_uniform(p, q):
+    # torch marks a Uniform whose interval merely touches [0, 1] (low >= 0 or high <= 1) infinite too; here only
+    # an interval that misses part of [0, 1] is
     result = -p.entropy() + (q.high - q.low).log()
     return _inf_where((q.low > 0) | (q.high < 1), result)
 
@@ -297,16 +306,6 @@ def _kl_exponential_gamma(p, q):
 def _kl_exponential_normal(p, q):
     m2 = 2 / p.rate.pow(2) - 2 * q.loc / p.rate + q.loc.pow(2)
     return -p.entropy() + _normal_cross(q, p.mean, m2)
-
-
-@register_kl(Gamma, Exponential)
-def _kl_gamma_exponential(p, q):
-    return -p.entropy() - q.rate.log() + q.rate * p.mean
-
-
-@register_kl(Gamma, Normal)
-def _kl_gamma_normal(p, q):
-    return -p.entropy() + _normal_cross(q, p.mean, p.variance + (p.mean - q.loc).pow(2))
 
 
 @register_kl(Laplace, Normal)
@@ -425,11 +424,6 @@ def _kl_uniform_gumbel(p, q):
     return -p.entropy() + _gumbel_cross(q, p.mean, mgf)
 
 
-@register_kl(Gumbel, Normal)
-def _kl_gumbel_normal(p, q):
-    return -p.entropy() + _normal_cross(q, p.mean, p.variance + (p.mean - q.loc).pow(2))
-
-
 _register_infinite(Gumbel, "loc", (Uniform, Gamma, Exponential, Beta))
 
 
@@ -488,12 +482,8 @@ def _cb_cross(q, e_x):
 
 
 @register_kl(ContinuousBernoulli, ContinuousBernoulli)
-def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
-    return -p.entropy() + _cb_cross(q, p.mean)
-
-
 @register_kl(Beta, ContinuousBernoulli)
-def _kl_beta_continuous_bernoulli(p, q):
+def _kl_to_continuous_bernoulli(p, q):
     return -p.entropy() + _cb_cross(q, p.mean)
 
 
@@ -502,24 +492,6 @@ def _kl_uniform_continuous_bernoulli(p, q):
     # finite for an interval inside [0, 1], its ends included (torch calls low == 0 or high == 1 infinite)
     result = -p.entropy() + _cb_cross(q, p.mean)
     return _inf_where((p.low < 0) | (p.high > 1), result)
-
-
-@register_kl(ContinuousBernoulli, Exponential)
-def _kl_continuous_bernoulli_exponential(p, q):
-    return -p.entropy() - q.rate.log() + q.rate * p.mean
-
-
-@register_kl(ContinuousBernoulli, Normal)
-def _kl_continuous_bernoulli_normal(p, q):
-    return -p.entropy() + _normal_cross(q, p.mean, p.variance + (p.mean - q.loc).pow(2))
-
-
-@register_kl(ContinuousBernoulli, Uniform)
-def _kl_continuous_bernoulli_uniform(p, q):
-    # torch marks a Uniform whose interval merely touches [0, 1] (low >= 0 or high <= 1) infinite too; here only
-    # an interval that misses part of [0, 1] is
-    result = -p.entropy() + (q.high - q.low).log()
-    return _inf_where((q.low > 0) | (q.high < 1), result)
 
 
 _register_infinite(ContinuousBernoulli, "probs", (Pareto,))

@@ -20,9 +20,10 @@ class MixtureSameFamily(Distribution):
         self._mixture_distribution = mixture_distribution
         self._component_distribution = component_distribution
         if not isinstance(mixture_distribution, Categorical):
-            raise ValueError(" The Mixture distribution needs to be an  instance of ember.distributions.Categorical")  # noqa: TRY004 (torch raises ValueError)
+            raise ValueError(" The Mixture distribution needs to be an  instance of "  # noqa: TRY004 (torch's type)
+                             "ember.distributions.Categorical")
         if not isinstance(component_distribution, Distribution):
-            raise ValueError("The Component distribution needs to be an instance of "  # noqa: TRY004 (torch raises ValueError)
+            raise ValueError("The Component distribution needs to be an instance of "  # noqa: TRY004 (torch's type)
                              "ember.distributions.Distribution")
         mdbs = mixture_distribution.batch_shape
         cdbs = component_distribution.batch_shape[:-1]

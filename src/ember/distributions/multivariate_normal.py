@@ -5,6 +5,7 @@ import ember
 from ember._tensor import Size
 
 from . import constraints
+from ._params import delegated
 from .continuous import _validate
 from .distribution import _EMPTY, Distribution
 from .utils import lazy_property
@@ -33,6 +34,11 @@ def _precision_to_scale_tril(P):
     L_inv = ember.transpose(ember.flip(Lf, (-2, -1)), -2, -1)
     Id = ember.eye(P.shape[-1], dtype=P.dtype, device=P.device)
     return ember.linalg.solve_triangular(L_inv, Id, upper=False)
+
+
+def _matrix_shape(d):
+    """The batch of event_shape x event_shape matrices of `d`."""
+    return d._batch_shape + d._event_shape + d._event_shape
 
 
 def _half_log_det(L):
@@ -72,7 +78,7 @@ class MultivariateNormal(Distribution):
         new = self._get_checked_instance(MultivariateNormal, _instance)
         batch_shape = Size(batch_shape)
         loc_shape = batch_shape + self.event_shape
-        cov_shape = batch_shape + self.event_shape + self.event_shape
+        cov_shape = loc_shape + self.event_shape
         new.loc = self.loc.expand(loc_shape)
         new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
         for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
@@ -80,29 +86,20 @@ class MultivariateNormal(Distribution):
                 setattr(new, name, self.__dict__[name].expand(cov_shape))
         return self._init_expanded(new, batch_shape, self.event_shape)
 
-    def _matrix_shape(self):
-        return self._batch_shape + self._event_shape + self._event_shape
-
     @lazy_property
     def scale_tril(self):
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
+        return self._unbroadcasted_scale_tril.expand(_matrix_shape(self))
 
     @lazy_property
     def covariance_matrix(self):
         L = self._unbroadcasted_scale_tril
-        return ember.matmul(L, L.mT).expand(self._matrix_shape())
+        return ember.matmul(L, L.mT).expand(_matrix_shape(self))
 
     @lazy_property
     def precision_matrix(self):
-        return ember.cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
+        return ember.cholesky_inverse(self._unbroadcasted_scale_tril).expand(_matrix_shape(self))
 
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
+    mean = mode = delegated("loc")
 
     @property
     def variance(self):
@@ -175,16 +172,7 @@ class LowRankMultivariateNormal(Distribution):
         new._capacitance_tril = self._capacitance_tril
         return self._init_expanded(new, batch_shape, self.event_shape)
 
-    def _matrix_shape(self):
-        return self._batch_shape + self._event_shape + self._event_shape
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
+    mean = mode = delegated("loc")
 
     @lazy_property
     def variance(self):
@@ -198,18 +186,18 @@ class LowRankMultivariateNormal(Distribution):
         Dinvsqrt_W = W / d_sqrt
         K = ember.matmul(Dinvsqrt_W, Dinvsqrt_W.mT)
         K = K + ember.eye(K.shape[-1], dtype=K.dtype, device=K.device)
-        return (d_sqrt * ember.linalg.cholesky(K)).expand(self._matrix_shape())
+        return (d_sqrt * ember.linalg.cholesky(K)).expand(_matrix_shape(self))
 
     @lazy_property
     def covariance_matrix(self):
         W, D = self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag
-        return (ember.matmul(W, W.mT) + ember.diag_embed(D)).expand(self._matrix_shape())
+        return (ember.matmul(W, W.mT) + ember.diag_embed(D)).expand(_matrix_shape(self))
 
     @lazy_property
     def precision_matrix(self):
         W, D = self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag
         A = ember.linalg.solve_triangular(self._capacitance_tril, W.mT / D.unsqueeze(-2), upper=False)
-        return (ember.diag_embed(D.reciprocal()) - ember.matmul(A.mT, A)).expand(self._matrix_shape())
+        return (ember.diag_embed(D.reciprocal()) - ember.matmul(A.mT, A)).expand(_matrix_shape(self))
 
     def rsample(self, sample_shape=_EMPTY):
         shape = self._extended_shape(sample_shape)

@@ -98,7 +98,8 @@ class TransformedDistribution(Distribution):
                 raise ValueError("transforms must be a Transform or a list of Transforms")
             self.transforms = transforms
         else:
-            raise ValueError(f"transforms must be a Transform or list, but was {transforms}")  # noqa: TRY004 (torch's type)
+            raise ValueError(  # noqa: TRY004 (torch's type)
+                f"transforms must be a Transform or list, but was {transforms}")
         base_shape = base_distribution.batch_shape + base_distribution.event_shape
         base_event_dim = len(base_distribution.event_shape)
         transform = ComposeTransform(self.transforms)

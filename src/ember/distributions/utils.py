@@ -16,8 +16,8 @@ def broadcast_all(*values):
             return tuple(values)
     for v in values:
         if not isinstance(v, (Tensor, numbers.Number)):
-            raise ValueError("Input arguments must all be instances of numbers.Number, torch.Tensor or objects "  # noqa: TRY004 (torch raises ValueError)
-                             "implementing __torch_function__.")
+            raise ValueError("Input arguments must all be instances of numbers.Number, "  # noqa: TRY004 (torch's type)
+                             "torch.Tensor or objects implementing __torch_function__.")
     if not tensors:
         dt = ember.get_default_dtype()
         return tuple(ember.tensor(float(v), dtype=dt) for v in values)
