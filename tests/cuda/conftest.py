@@ -17,11 +17,10 @@ def _clear_device_state():
     """Forget everything ember cached about the (fake) GPU: array modules, special-function modules, generators."""
     from ember import _backend
     from ember._ops import random as _random
-    from ember._ops import unary as _unary
     for cls in [c for c in _backend.XP if c.__module__ == fake_cupy.__name__]:
         del _backend.XP[cls]
-    for cls in [c for c in _unary._SPECIAL if c.__module__ == fake_cupy.__name__]:
-        del _unary._SPECIAL[cls]
+    for key in [k for k in _backend._SCIPY if k[0].__module__ == fake_cupy.__name__]:
+        del _backend._SCIPY[key]
     _random._cuda_generators.clear()
 
 
