@@ -32,6 +32,9 @@ from ._ops.solve import *  # noqa: F401,F403
 from ._ops.decomp import *  # noqa: F401,F403
 from ._ops.norms import *  # noqa: F401,F403
 from ._ops.random import *  # noqa: F401,F403
+from ._ops.functional_aliases import *  # noqa: F401,F403
+from ._ops.windows import *  # noqa: F401,F403
+from ._ops.spectral import *  # noqa: F401,F403
 from ._ops.softmax import log_softmax, softmax
 from . import autograd
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
