@@ -24,7 +24,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import bump_version
 from ._dispatch import Op, dispatch, dispatch1, dispatch2
-from ._inplace import check_leaf, commit, write_out
+from ._inplace import check_leaf, commit, view_needs_grad, write_out
 
 __all__ = [
     "arange",
@@ -1028,6 +1028,8 @@ _ZERO = Op("zero", lambda x: XP[x.__class__].zeros_like(x), _fill_bwd, node_name
 
 
 def _fill_inplace(self, op, name, *args):
+    if self._base is not None and view_needs_grad(self):  # a view made under no_grad of a base in the graph
+        check_leaf(self)
     if GRAD[0] and (self._requires_grad or any(a._requires_grad for a in args if isinstance(a, Tensor))):
         check_leaf(self)
         src = Tensor._make(self._data)

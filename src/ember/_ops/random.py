@@ -17,7 +17,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import bump_version
 from ._dispatch import Op, dispatch
-from ._inplace import check_leaf, commit
+from ._inplace import check_leaf, commit, view_needs_grad
 from .creation import _check_dtype, _filled, _scalar_name, like_order, relaid, size_args
 
 __all__ = [
@@ -688,6 +688,8 @@ def _fill_random(self, arr, name, node_name):
     if arr.dtype != d.dtype:
         with np.errstate(over="ignore", invalid="ignore"):
             arr = arr.astype(d.dtype)
+    if self._base is not None and view_needs_grad(self):  # a view made under no_grad of a base in the graph
+        check_leaf(self)
     if GRAD[0] and self._requires_grad:
         check_leaf(self)
         src = Tensor._make(self._data)
@@ -719,6 +721,8 @@ def uniform_(self, from_=0, to=1, *, generator=None, **kwargs):
                            f"to={_num(to)}")
     eng = _engine(generator, self.device)
     d = self._data
+    if self._base is not None and view_needs_grad(self):  # a view made under no_grad of a base in the graph
+        check_leaf(self)
     if not (GRAD[0] and self._requires_grad) and eng.fill("uniform", d):  # the nn.init path: no temporaries
         if (from_, to) != (0, 1):
             d *= to - from_
@@ -736,6 +740,8 @@ def normal_(self, mean=0, std=1, *, generator=None):
     _check_std(std)
     eng = _engine(generator, self.device)
     d = self._data
+    if self._base is not None and view_needs_grad(self):  # a view made under no_grad of a base in the graph
+        check_leaf(self)
     if not (GRAD[0] and self._requires_grad) and eng.fill("normal", d):
         if (mean, std) != (0, 1):
             d *= std
