@@ -244,14 +244,16 @@ def test_views_of_a_detached_tensor_are_not_views_of_its_source():
 @pytest.mark.parametrize("write", [
     lambda v: v.zero_(), lambda v: v.fill_(2.0), lambda v: v.fill_(ember.tensor(2.0)), lambda v: v.normal_(),
     lambda v: v.uniform_(), lambda v: v.bernoulli_(), lambda v: v.exponential_(),
-], ids=["zero_", "fill_", "fill_tensor", "normal_", "uniform_", "bernoulli_", "exponential_"])
-def test_fills_and_samplers_refuse_a_no_grad_view_in_grad_mode(write):
-    x = ember.ones(3, requires_grad=True)
+    lambda v: v.__setitem__(0, 5.0), lambda v: v.__setitem__(ember.tensor([True, False, True]), 5.0),
+], ids=["zero_", "fill_", "fill_tensor", "normal_", "uniform_", "bernoulli_", "exponential_", "setitem",
+        "setitem_mask"])
+def test_fills_samplers_and_setitem_refuse_a_no_grad_view_in_grad_mode(write):
+    x = ember.ones(4, requires_grad=True)
     with ember.no_grad():
-        v = x[:2]
+        v = x[:3]
     with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being modified inplace"):
         write(v)
-    assert x.tolist() == [1.0, 1.0, 1.0]   # nothing written
+    assert x.tolist() == [1.0, 1.0, 1.0, 1.0]   # nothing written
     with ember.no_grad():                # the same write inside no_grad is fine
         write(v)
     w = ember.zeros(2, 3)                # views of tensors outside the graph take the plain path

@@ -21,7 +21,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import bump_version
 from ._dispatch import SAVE_NONE, Op, dispatch1, dispatch2
-from ._inplace import inplace
+from ._inplace import check_leaf, inplace, view_needs_grad
 from .shape import view_op
 
 __all__ = ["index_put", "index_put_", "unravel_index"]
@@ -585,6 +585,8 @@ def _setitem(self, key, value):
         basic, adv = (key, Ellipsis), None
     else:
         basic, adv, _ = parse_key(key, self._data.shape)
+    if self._base is not None and view_needs_grad(self):  # a view made under no_grad of a base in the graph
+        check_leaf(self)
     if GRAD[0] and (self._requires_grad or (isinstance(value, Tensor) and value._requires_grad)):
         return _setitem_grad(self, basic, adv, value, _is_mask_key(key))
     v = _assign_value(self, value, basic, adv, _is_mask_key(key))
