@@ -269,8 +269,7 @@ class Gamma(ExponentialFamily):
 
     def cdf(self, value):
         _validate(self, value)
-        from ._special import gammainc
-        return gammainc(self.concentration, self.rate * value)
+        return ember.special.gammainc(self.concentration, self.rate * value)
 
     def entropy(self):
         c = self.concentration
