@@ -218,8 +218,10 @@ def test_deepcopy_of_leaf_copies_memory_and_refuses_non_leaf():
 def test_dlpack_round_trip_shares_memory():
     x = ember.arange(4)
     a = np.from_dlpack(x)
-    a[0] = 7
-    assert x.tolist()[0] == 7
+    assert np.shares_memory(a, x.numpy())
+    if a.flags.writeable:  # NumPy 2.0 marks every DLPack import read-only
+        a[0] = 7
+        assert x.tolist()[0] == 7
 
 
 def test_legacy_constructors():

@@ -149,6 +149,13 @@ def test_int_scalars_out_of_range_wrap_like_a_c_cast():
     assert_close(_t([1, 2], ember.int8) / 1000, np.array([0.001, 0.002]))
 
 
+def test_bfloat16_with_int_scalars_stays_bfloat16():
+    x = _t([1.5, -2.0], ember.bfloat16)
+    for y, want in [(x + 1, [2.5, -1.0]), (3 * x, [4.5, -6.0]), (x - 2, [-0.5, -4.0]), (x + 2**70, [2.0**70] * 2)]:
+        assert y.dtype is ember.bfloat16
+        assert y.float().tolist() == want
+
+
 def test_default_dtype_float64_applies_to_scalars_and_true_division():
     ember.set_default_dtype(ember.float64)
     try:

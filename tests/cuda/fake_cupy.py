@@ -96,7 +96,10 @@ class ndarray(np.ndarray):
     def __array_function__(self, func, types, args, kwargs):
         if np.ndarray in types:
             raise TypeError(f"Unsupported type {np.ndarray}")
-        return _wrap(func(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()}))
+        r = func(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()})
+        if func is np.count_nonzero and r.__class__ is int:  # NumPy 2.0 answers an int, CuPy a 0-d array
+            r = np.intp(r)
+        return _wrap(r)
 
     def __setitem__(self, key, value):
         if type(value) is np.ndarray and value.ndim:

@@ -137,6 +137,33 @@ def test_result_dtype_follows_input():
         assert y.dtype == ember.float32
 
 
+@pytest.mark.parametrize("norm", [
+    lambda x: F.batch_norm(x, None, None, training=True),
+    lambda x: nn.BatchNorm2d(3).to(x.dtype)(x),
+    lambda x: F.layer_norm(x, (5, 5)),
+    lambda x: F.group_norm(x, 3),
+    lambda x: F.instance_norm(x),
+    lambda x: F.rms_norm(x, (5,), eps=1e-6),
+], ids=["batch_norm", "BatchNorm2d", "layer_norm", "group_norm", "instance_norm", "rms_norm"])
+def test_bfloat16_input_matches_float32_within_bfloat16_rounding(norm):
+    x, w = ember.randn(4, 3, 5, 5), ember.randn(4, 3, 5, 5)
+    xb, x32 = x.bfloat16().requires_grad_(), x.clone().requires_grad_()
+    yb, y32 = norm(xb), norm(x32)
+    assert yb.dtype == ember.bfloat16
+    (yb.float() * w).sum().backward()
+    (y32 * w).sum().backward()
+    assert xb.grad.dtype == ember.bfloat16
+    assert_close(yb.float(), y32.detach().numpy(), atol=0.05, rtol=0.02)
+    assert_close(xb.grad.float(), x32.grad.numpy(), atol=0.05 * float(x32.grad.abs().max()), rtol=0.02)
+
+
+def test_rms_norm_default_eps_is_the_input_dtype_epsilon():
+    x = ember.tensor([[1e-3, -1e-3]]).bfloat16()
+    eps = float(ember.finfo(ember.bfloat16).eps)
+    want = 1e-3 / np.sqrt(1e-6 + eps)
+    assert_close(F.rms_norm(x, (2,)).float(), np.array([[want, -want]]), rtol=0.02, atol=0)
+
+
 def test_grad_fn_names():
     x = ember.randn(4, 3, 2, requires_grad=True)
     assert F.batch_norm(x, None, None, training=True).grad_fn.name() == "NativeBatchNormBackward0"

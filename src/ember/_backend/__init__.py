@@ -46,6 +46,31 @@ def read_only(arr):
     return arr.__class__ is np.ndarray and not arr.flags.writeable
 
 
+if np.lib.NumpyVersion(np.__version__) >= "2.1.0":
+    def _numpy_reshape_view(arr, shape):
+        try:
+            return np.reshape(arr, shape, copy=False)
+        except ValueError:  # the strides allow no view of that shape
+            return None
+else:
+    def _numpy_reshape_view(arr, shape):  # NumPy 2.0 has no reshape(copy=False); its .shape setter never copies
+        view = arr.view()
+        try:
+            view.shape = shape
+        except AttributeError:
+            return None
+        return view
+
+
+def reshape_view(arr, shape):
+    """arr with a new shape over the same memory, or None where its strides allow no such view (NumPy's
+    reshape would copy). NumPy 2.5 deprecates assigning .shape, the old way to ask for this."""
+    if isinstance(arr, np.ndarray):
+        return _numpy_reshape_view(arr, shape)
+    out = arr.reshape(shape)  # CuPy's reshape copies exactly when no view exists; a copy lives elsewhere
+    return out if out.data.ptr == arr.data.ptr or arr.size == 0 else None
+
+
 _SCIPY = {}
 
 

@@ -121,9 +121,13 @@ def _bool_with_int(a, b):
     return _INT64_RULE(a.to(_dtype.int64), b)
 
 
+# ml_dtypes takes small Python ints as weak scalars, but not ones beyond a C long, nor any on NumPy 2.0
+# (bfloat16 + 1 is float32 there)
+_BF16_WEAK_INT = (np.zeros(1, _BF16) + 1).dtype == _BF16
+
+
 def _bf16_int(a, b):
-    # ml_dtypes takes small Python ints as weak scalars, but not ones beyond a C long
-    return (a, b) if -(1 << 62) < b < (1 << 62) else (a, _BF16(builtins.float(b)))
+    return (a, b) if _BF16_WEAK_INT and -(1 << 62) < b < (1 << 62) else (a, _BF16(builtins.float(b)))
 
 
 _INT64_RULE = _int_rule(np.int64)

@@ -13,6 +13,7 @@ import builtins
 import operator
 import warnings
 
+import ml_dtypes
 import numpy as np
 
 from .._backend import XP, read_only
@@ -83,7 +84,7 @@ _FMAX = {}
 def _fmax(dt):
     m = _FMAX.get(dt)
     if m is None:
-        m = _FMAX[dt] = builtins.float(np.finfo(dt).max)
+        m = _FMAX[dt] = builtins.float(ml_dtypes.finfo(dt).max)
     return m
 
 

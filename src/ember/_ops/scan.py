@@ -1,5 +1,6 @@
 """Cumulative ops: cumsum, cumprod, cummax, cummin and logcumsumexp, and the linear private ops their backwards
 (and prod's) are built from."""
+import ml_dtypes
 import numpy as np
 
 from .. import _dtype
@@ -228,7 +229,7 @@ def _log_or_lowest(t):
     z = t._data <= 0
     if not z.any():
         return t.log()
-    lowest = np.finfo(t._data.dtype).min
+    lowest = ml_dtypes.finfo(t._data.dtype).min
     return (t * _const(~z, t) + _const(z, t)).log() + _const(np.where(z, lowest, 0), t)
 
 

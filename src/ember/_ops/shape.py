@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype
-from .._backend import XP
+from .._backend import XP, reshape_view
 from .._dtype import FROM_NP
 from .._tensor import Size, Tensor, _wrap_dim
 from ..autograd.grad_mode import GRAD
@@ -150,10 +150,8 @@ def _reshape_bwd(ctx, g):
 # view / reshape
 
 def _view_fwd(x, shape):
-    y = x.view()
-    try:
-        y.shape = shape  # assigning .shape never copies: it raises where a view is impossible
-    except AttributeError:
+    y = reshape_view(x, shape)
+    if y is None:
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one dimension spans across "
             "two contiguous subspaces). Use .reshape(...) instead.") from None
@@ -221,10 +219,7 @@ def reshape(input, *args, shape=None):
     shape = infer_size(_size_args(shape, "reshape"), d.size)
     if d.flags.c_contiguous or shape == d.shape:
         return view_op(VIEW, input, shape)
-    y = d.view()
-    try:
-        y.shape = shape
-    except AttributeError:
+    if reshape_view(d, shape) is None:
         return dispatch1(UNSAFE_VIEW, input, shape)
     return view_op(RESHAPE_ALIAS, input, shape)
 

@@ -1,6 +1,7 @@
 """Adafactor: second moments kept as row and column factors for matrices (sublinear memory)."""
 import math
 
+import ml_dtypes
 import numpy as np
 
 from .._tensor import Tensor
@@ -76,7 +77,7 @@ def adafactor(params, grads, row_vars, col_vars, variances, state_steps, foreach
     with no_grad():
         for i, p in enumerate(params):
             g = -grads[i] if maximize else grads[i]
-            e1 = float(np.finfo(p._data.dtype).eps) if eps1 is None else eps1
+            e1 = float(ml_dtypes.finfo(p._data.dtype).eps) if eps1 is None else eps1
             t = _inc(state_steps[i])
             beta2_weight = t ** beta2_decay  # 1 - beta2_t: the new estimate's weight
             rho = min(lr, 1 / math.sqrt(t))

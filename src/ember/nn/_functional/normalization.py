@@ -18,12 +18,13 @@ einsum; in measurements these beat ndarray.sum and einsum over several axes, and
 import numbers
 import string
 
+import ml_dtypes
 import numpy as np
 
 import ember
 
 from ..._autocast import AUTOCAST, cast_args
-from ..._backend import XP
+from ..._backend import _BF16, XP
 from ..._ops._dispatch import Op, dispatch, wrap
 from ...autograd.grad_mode import GRAD
 from ...autograd.graph import bump_version
@@ -64,11 +65,15 @@ def _keep(r, shape, axes):
 
 def _sum(a, axes):
     """a.sum(axes, keepdims=True); einsum is several times faster than ndarray.sum over several axes."""
+    if a.dtype == _BF16:  # einsum has no bfloat16 loop; the sum is taken in float32, as torch accumulates
+        return a.sum(axis=axes, dtype=np.float32, keepdims=True).astype(a.dtype)
     return _keep(np.einsum(_subscripts(a.ndim, axes, 1), a), a.shape, axes)
 
 
 def _dot(a, b, axes):
     """(a * b).sum(axes, keepdims=True) without the product temporary."""
+    if a.dtype == _BF16:
+        return _sum(a * b, axes)
     return _keep(np.einsum(_subscripts(a.ndim, axes, 2), a, b), a.shape, axes)
 
 
@@ -414,7 +419,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     shape = _norm_shape(normalized_shape)
     _check_norm_shape(input, shape, weight, "")
     if eps is None:
-        eps = float(np.finfo(input._data.dtype).eps)
+        eps = float(ml_dtypes.finfo(input._data.dtype).eps)
     k, d = len(shape), input.dim()
     axes = tuple(range(d - k, d))
     xa = input._data
