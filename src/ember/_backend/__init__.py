@@ -48,8 +48,10 @@ def read_only(arr):
 
 if np.lib.NumpyVersion(np.__version__) >= "2.1.0":
     def _numpy_reshape_view(arr, shape):
+        if arr.flags.c_contiguous:  # always a view; the copy= keyword alone would double the cost
+            return arr.reshape(shape)
         try:
-            return np.reshape(arr, shape, copy=False)
+            return arr.reshape(shape, copy=False)
         except ValueError:  # the strides allow no view of that shape
             return None
 else:

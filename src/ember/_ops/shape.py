@@ -154,7 +154,7 @@ def _view_fwd(x, shape):
     if y is None:
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one dimension spans across "
-            "two contiguous subspaces). Use .reshape(...) instead.") from None
+            "two contiguous subspaces). Use .reshape(...) instead.")
     return y
 
 
