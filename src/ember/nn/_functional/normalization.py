@@ -263,6 +263,8 @@ def _apply(name, x, weight, bias, xhat, mu, invstd, axes, sshape, wview, waxes, 
 
 def _stats(xs, axes, eps, center=True):
     """Mean (None without centring), biased variance, 1/sqrt(var + eps) and xhat of a NumPy array over axes."""
+    if xs.dtype == _BF16:  # computed in float32, as torch accumulates (and einsum has no bfloat16 loop)
+        return tuple(None if r is None else r.astype(_BF16) for r in _stats(xs.astype(np.float32), axes, eps, center))
     n = 1
     for a in axes:
         n *= xs.shape[a]
