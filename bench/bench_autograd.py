@@ -20,6 +20,20 @@ def chain_100_small_ops_fwd_bwd(lib):
 
 
 @bench("autograd")
+def chain_1000_small_ops_fwd_bwd(lib):
+    """A long graph: what Python's garbage collector costs while it is alive shows here."""
+    x = lib.tensor(_SMALL, requires_grad=True)
+
+    def step():
+        y = x
+        for _ in range(250):
+            y = (y * 1.01 + 0.1).tanh() - y * 0.5
+        y.sum().backward()
+        x.grad = None
+    return step
+
+
+@bench("autograd")
 def mlp_like_fwd_bwd_64x256(lib):
     rng = np.random.default_rng(5)
     x = lib.tensor(rng.standard_normal((64, 256)).astype(np.float32))
