@@ -291,3 +291,33 @@ def test_encoder_warning_text_matches():
             warnings.simplefilter("always")
             enn.TransformerEncoder(enn.TransformerEncoderLayer(8, nhead, 16, **kw), 1)
         assert [str(w.message) for w in ew] == [str(w.message) for w in tw]
+
+
+@pytest.mark.parametrize("names", [["MATH"], ["FLASH_ATTENTION"], ["MATH", "FLASH_ATTENTION"],
+                                   ["EFFICIENT_ATTENTION"], ["CUDNN_ATTENTION", "EFFICIENT_ATTENTION"]])
+def test_sdpa_kernel_choice_as_torch(names):
+    from torch.nn import attention as tattn
+
+    from ember.nn import attention as eattn
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal((2, 2, 5, 4)) for _ in range(3)]
+    results = []
+    for lib, attn, fn in ((ember, eattn, F.scaled_dot_product_attention),
+                          (torch, tattn, TF.scaled_dot_product_attention)):
+        q, k, v = (lib.tensor(a, requires_grad=True) for a in arrays)
+        with attn.sdpa_kernel([getattr(attn.SDPBackend, n) for n in names]):
+            flags = (lib.backends.cuda.flash_sdp_enabled(), lib.backends.cuda.mem_efficient_sdp_enabled(),
+                     lib.backends.cuda.math_sdp_enabled(), lib.backends.cuda.cudnn_sdp_enabled())
+            try:
+                y = fn(q, k, v, is_causal=True)
+            except RuntimeError as e:
+                results.append((flags, str(e)))
+                continue
+        y.sum().backward()
+        results.append((flags, type(y.grad_fn).__name__, y.detach().numpy(), q.grad.numpy()))
+    (ef, *e), (tf, *t) = results
+    assert ef == tf
+    assert e[0] == t[0]
+    if len(e) > 1:
+        np.testing.assert_allclose(e[1], t[1], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(e[2], t[2], rtol=1e-10, atol=1e-12)

@@ -2,7 +2,8 @@
 from ._precision import PRECISION
 
 __all__ = ["is_built", "matmul", "enable_flash_sdp", "flash_sdp_enabled", "enable_mem_efficient_sdp",
-           "mem_efficient_sdp_enabled", "enable_math_sdp", "math_sdp_enabled", "preferred_linalg_library"]
+           "mem_efficient_sdp_enabled", "enable_math_sdp", "math_sdp_enabled", "enable_cudnn_sdp", "cudnn_sdp_enabled",
+           "preferred_linalg_library"]
 
 
 def is_built():
@@ -39,7 +40,8 @@ class _Matmul:
 
 
 matmul = _Matmul()
-_SDP = {"flash": True, "mem_efficient": True, "math": True}
+# the attention kernels scaled_dot_product_attention may use (ember.nn.attention.sdpa_kernel sets them too)
+_SDP = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True, "overrideable": True}
 
 
 def enable_flash_sdp(enabled):
@@ -70,6 +72,16 @@ def enable_math_sdp(enabled):
 def math_sdp_enabled():
     """Same as `torch.backends.cuda.math_sdp_enabled`."""
     return _SDP["math"]
+
+
+def enable_cudnn_sdp(enabled):
+    """Same as `torch.backends.cuda.enable_cudnn_sdp`."""
+    _SDP["cudnn"] = bool(enabled)
+
+
+def cudnn_sdp_enabled():
+    """Same as `torch.backends.cuda.cudnn_sdp_enabled`."""
+    return _SDP["cudnn"]
 
 
 def preferred_linalg_library(backend=None):

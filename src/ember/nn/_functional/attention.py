@@ -20,6 +20,7 @@ from ..._autocast import AUTOCAST, cast_args
 from ..._backend import XP
 from ..._ops._dispatch import SAVE_BOTH, Op, dispatch, wrap
 from ...autograd.grad_mode import GRAD
+from ...backends.cuda import _SDP
 from . import linear as _flinear
 
 __all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
@@ -311,7 +312,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         else:
             keep = (ember.rand(shape, device=query.device)._data >= dropout_p).astype(np.float32) / np.float32(1.0 - dropout_p)
         keep = keep.astype(_compute_dtype(query._data.dtype), copy=False)
-    if attn_mask is not None and attn_mask.requires_grad and GRAD[0]:
+    fused = _SDP["flash"] if query._data.__class__ is np.ndarray else \
+        _SDP["flash"] or _SDP["mem_efficient"] or _SDP["cudnn"]
+    if not (fused or _SDP["math"]):
+        raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This is likely due to "
+                           "turning off both the math kernel and the fused kernels.")
+    if attn_mask is not None and attn_mask.requires_grad and GRAD[0] or not fused:
         return _math_attention(query, key, value, attn_mask, is_causal, sc, group, keep)
     return dispatch(_SDPA, (query, key, value), mask_arr, bool(is_causal), sc, group, keep)
 
