@@ -47,13 +47,30 @@ def wrap(arr):
     return _make(arr)
 
 
+# NOTE [ Zero-dim kernels ]
+# NumPy answers a ufunc on 0-d arrays with a scalar, so a kernel that writes into its own temporaries
+# (np.reciprocal(t, out=t)) or looks up the array module of one (XP[type(t)]) fails on 0-d inputs. Rather than
+# guard every kernel, the dispatch functions run a kernel that raised such an error on 0-d inputs once more on
+# 1-element views and give the results their 0-d shape back: nothing is paid when no error is raised.
+_ZERO_DIM_ERRORS = (TypeError, AttributeError, KeyError)
+
+def _on_zero_dim(fwd, arrays, attrs):
+    out = fwd(*[a.reshape(1) for a in arrays], *attrs)
+    if out.__class__ is tuple:
+        return tuple(o.reshape(()) if o.__class__ in XP and o.size == 1 else o for o in out)
+    return out.reshape(())
+
+
 def dispatch(op, inputs, *attrs):
     """Run `op` on a tuple of Tensors with extra non-tensor arguments."""
+    arrays = [t._data for t in inputs]
     try:
-        out = op.fwd(*[t._data for t in inputs], *attrs)
-    except TypeError:  # CuPy's answer to mixed host and device arrays: torch's message instead
+        out = op.fwd(*arrays, *attrs)
+    except _ZERO_DIM_ERRORS:  # TypeError is CuPy's answer to mixed host and device arrays: torch's message instead
         check_same_device(inputs)
-        raise
+        if not arrays or any(a.ndim for a in arrays):
+            raise
+        out = _on_zero_dim(op.fwd, arrays, attrs)  # NOTE [ Zero-dim kernels ]
     extra = None
     if op.extra:
         out, extra = out
@@ -68,7 +85,12 @@ def dispatch(op, inputs, *attrs):
 
 def dispatch1(op, x, *attrs):
     """dispatch() for one tensor input: the common case, kept short."""
-    out = op.fwd(x._data, *attrs)
+    try:
+        out = op.fwd(x._data, *attrs)
+    except _ZERO_DIM_ERRORS:
+        if x._data.ndim:
+            raise
+        out = _on_zero_dim(op.fwd, (x._data,), attrs)  # NOTE [ Zero-dim kernels ]
     if op.extra:
         out, extra = out
     else:
@@ -86,9 +108,11 @@ def dispatch2(op, a, b, *attrs):
     """dispatch() for two tensor inputs."""
     try:
         out = op.fwd(a._data, b._data, *attrs)
-    except TypeError:  # CuPy's answer to mixed host and device arrays (free when nothing is raised)
+    except _ZERO_DIM_ERRORS:  # TypeError: CuPy's answer to mixed host and device arrays (free when nothing is raised)
         check_same_device((a, b))
-        raise
+        if a._data.ndim or b._data.ndim:
+            raise
+        out = _on_zero_dim(op.fwd, (a._data, b._data), attrs)  # NOTE [ Zero-dim kernels ]
     if op.extra:
         out, extra = out
     else:

@@ -53,9 +53,7 @@ def _shape_str(shape, sep="x"):
 def _const(t, arr):
     """A constant tensor (no history) on t's device."""
     d = t._data
-    if d.__class__ is not np.ndarray:
-        arr = XP[d.__class__].asarray(arr)
-    return _make(arr)
+    return _make((np if d.__class__ is np.ndarray else XP[d.__class__]).asarray(arr))  # NumPy scalars too
 
 
 def _mT(t):

@@ -23,7 +23,7 @@ from .._dtype import (
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import bump_version
-from ._dispatch import Op, dispatch, dispatch1, dispatch2
+from ._dispatch import Op, dispatch, dispatch1, dispatch2, wrap
 from ._inplace import check_leaf, commit, view_needs_grad, write_out
 
 __all__ = [
@@ -966,8 +966,8 @@ def _polar_bwd(ctx, g):
     xp = XP[y.__class__]
     mag = xp.abs(y)
     sgn = xp.where(mag == 0, 0, y / xp.where(mag == 0, 1, mag))
-    ga = dispatch1(_REAL, g * Tensor._make(xp.conj(sgn))) if ctx.needs_input_grad[0] else None
-    gt = dispatch1(_IMAG, g * Tensor._make(xp.conj(y))) if ctx.needs_input_grad[1] else None
+    ga = dispatch1(_REAL, g * wrap(xp.conj(sgn))) if ctx.needs_input_grad[0] else None
+    gt = dispatch1(_IMAG, g * wrap(xp.conj(y))) if ctx.needs_input_grad[1] else None
     return ga, gt
 
 

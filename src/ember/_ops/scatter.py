@@ -73,6 +73,8 @@ def _part(src, idx):
     shape = idx.shape
     if src.shape == shape:
         return src
+    if src.ndim < len(shape):  # a 0-d src (torch reads it as one element)
+        src = src.reshape((1,) * len(shape))
     return src[tuple(slice(0, s) for s in shape)]
 
 

@@ -22,7 +22,7 @@ from .._tensor import Tensor
 from .._tensor_str import SCALAR_NAMES
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import bump_version
-from ._dispatch import SAVE_INPUTS, SAVE_NONE, SAVE_OUTPUT, Op, dispatch, dispatch1
+from ._dispatch import SAVE_INPUTS, SAVE_NONE, SAVE_OUTPUT, Op, dispatch, dispatch1, wrap
 from ._inplace import make_inplace, view_needs_grad, write_out
 
 __all__ = [
@@ -999,7 +999,7 @@ def frexp(input, *, out=None):
     if d.dtype.kind not in "fV":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     m, e = np.frexp(d if d.dtype.kind == "f" else d.astype(np.float32))
-    r = _rt.frexp(Tensor._make(m.astype(d.dtype, copy=False)), Tensor._make(e.astype(np.int32, copy=False)))
+    r = _rt.frexp(wrap(m.astype(d.dtype, copy=False)), wrap(e.astype(np.int32, copy=False)))
     if out is None:
         return r
     return _rt.frexp(write_out(r[0], out[0], "frexp"), write_out(r[1], out[1], "frexp"))

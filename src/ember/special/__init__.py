@@ -21,7 +21,7 @@ from .._ops import binary as _b
 from .._ops import softmax as _sm
 from .._ops import stats as _st
 from .._ops import unary as _u
-from .._ops._dispatch import SAVE_INPUTS, SAVE_NONE, SAVE_OUTPUT, Op, dispatch1
+from .._ops._dispatch import SAVE_INPUTS, SAVE_NONE, SAVE_OUTPUT, Op, dispatch1, wrap
 from .._ops._inplace import write_out
 from .._tensor import Tensor
 from .._tensor_str import SCALAR_NAMES
@@ -179,7 +179,7 @@ def _over_x(y, x):
     """y / x where x != 0, else 0; differentiable in both (x is shifted by 1 where it is 0, then masked)."""
     xa = x._data
     nz = xa != 0
-    return _u._keep(y / (x + Tensor._make((~nz).astype(xa.dtype))), nz), nz
+    return _u._keep(y / (x + wrap((~nz).astype(xa.dtype))), nz), nz
 
 
 def _at_zero(nz, value, dtype):
