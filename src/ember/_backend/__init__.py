@@ -117,6 +117,13 @@ def cupy():
     return cp
 
 
+def sort_keys(arr):
+    """arr as the keys of a sort, partition or binary search: bfloat16 as float32, an exact widening. NumPy's sorts
+    compare ml_dtypes' bfloat16 one element pair at a time and misorder arrays that hold NaN; CuPy's sorts (Thrust,
+    CUB) have no bfloat16 at all."""
+    return arr.astype(np.float32) if arr.dtype == _BF16 else arr
+
+
 def check_cuda_dtype(dt):
     """CuPy has no bfloat16: refuse it clearly rather than with CuPy's own error."""
     if dt == _BF16:
