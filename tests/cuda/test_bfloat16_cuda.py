@@ -242,10 +242,14 @@ def test_autocast_on_cuda_runs_matmuls_in_bfloat16_and_keeps_float32_ops(cp):
         assert all(_on_device(r, cp) and r.dtype is ember.bfloat16 for r in lower)
         low = (x @ w.t())
         target = ember.tensor([0, 1, 2, 0], device="cuda")
-        kept = [F.softmax(low, 1), F.log_softmax(low, 1), F.layer_norm(low, (3,)), F.mse_loss(low, low),
+        kept = [F.softmax(low, 1), F.log_softmax(low, 1), low.exp(), ember.log(low), low.rsqrt(), low.sum(),
+                low.sum(1), low.prod(), low.cumsum(1), low.logsumexp(1), low ** 2, low.pow(low), low.norm(),
+                ember.linalg.vector_norm(low), ember.cdist(low, low), F.layer_norm(low, (3,)), F.mse_loss(low, low),
                 F.cross_entropy(low, target), F.softplus(low)]
         assert all(_on_device(r, cp) and r.dtype is ember.float32 for r in kept)
+        assert low.sum(dtype=ember.bfloat16).dtype is ember.bfloat16  # an explicit dtype wins
         assert (low + 1).dtype is ember.bfloat16 and low.relu().dtype is ember.bfloat16  # not on a list
+        assert low.clone().exp_().dtype is ember.bfloat16  # in-place ops keep their tensor's dtype
     assert (x @ w.t()).dtype is ember.float32
     # the same product as the CPU's autocast computes
     with ember.autocast("cpu", dtype=ember.bfloat16):

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import _dtype
 from .. import return_types as _rt
+from .._autocast import AUTOCAST, cast_one
 from .._backend import XP, sort_keys
 from .._tensor import Tensor
 from .._tensor_str import SCALAR_NAMES
@@ -217,6 +218,8 @@ def logsumexp(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=N
         keepdim = keepdims
     if dim is None:
         raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
+    if AUTOCAST[0]:
+        input = cast_one("logsumexp", input)
     input = _float_input(input)
     return _out(dispatch1(LOGSUMEXP, input, _rdims(dim, input._data.ndim), keepdim), out, "logsumexp")
 
@@ -337,6 +340,8 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         dim = (dim,)
     if p is None:
         p = "fro"
+    if AUTOCAST[0] and dtype is None:
+        input = cast_one("linalg_vector_norm", input)
     if isinstance(p, str):
         if p == "fro" and (dim is None or len(dim) <= 2):
             return _out(vector_norm(input, 2, dim, keepdim, dtype=dtype), out, "norm")
