@@ -103,7 +103,8 @@ def cupy():
         import cupy as cp
     except ImportError:
         raise RuntimeError(
-            "CUDA is not available: ember's GPU support needs CuPy (pip install 'ember[cuda]') and an NVIDIA GPU"
+            "CUDA is not available: ember's GPU support needs CuPy (install ember's cuda12 or cuda13 extra, for "
+            "the CUDA version of the NVIDIA driver) and an NVIDIA GPU"
         ) from None
     try:
         if cp.cuda.runtime.getDeviceCount() == 0:
@@ -179,7 +180,8 @@ def _refuse_cuda_dtype(dt):
                         "bfloat16, float16 or float32 on the GPU")
     if _cuda_bf16[0] is not None:
         raise RuntimeError(f"bfloat16 tensors on device cuda need CuPy 14 or newer with NumPy 2.1.2 or newer: "
-                           f"{_cuda_bf16[0]}; or use float16 or float32 on the GPU")
+                           f"{_cuda_bf16[0]}. Install ember's cuda12 or cuda13 extra (see the README), or use "
+                           "float16 or float32 on the GPU")
 
 
 def module_for(dev):
