@@ -2,7 +2,8 @@
 
 NOTE [ Autocast ]
 Ops on torch's autocast lists start with `if AUTOCAST[0]: args = cast_args("name", args)`: one list read when no
-autocast region is active. Inside a region, `cast_args` looks the op up in the policy of the device type of its
+autocast region is active (unary math gets it from its binding, `define` in _ops/unary.py; in-place forms are
+not cast, as in torch). Inside a region, `cast_args` looks the op up in the policy of the device type of its
 first tensor argument, as torch does:
 - "lower": floating-point tensors (not float64) are cast to the region's dtype (matmul, linear, conv, SDPA...);
 - "fp32": float16/bfloat16 tensors are cast to float32 (losses, and on CUDA exp/log/softmax/norms...);
@@ -54,6 +55,7 @@ _CUDA_PROMOTE = {"addcdiv", "addcmul", "atan2", "bilinear", "cross", "dot", "gri
                  "scatter_add", "tensordot", "stack", "cat", "index_copy"}
 
 POLICY = {"cpu": (_CPU_LOWER, _CPU_FP32, _CPU_PROMOTE), "cuda": (_CUDA_LOWER, _CUDA_FP32, _CUDA_PROMOTE)}
+LISTED = frozenset().union(*(s for p in POLICY.values() for s in p))  # the ops some autocast policy names
 
 
 def cast_args(name, args):

@@ -145,14 +145,22 @@ def test_device_queries(fake):
     with pytest.raises(AssertionError, match="Invalid device id"):
         c.get_device_properties(2)
     assert c.get_arch_list() == ["sm_75", "sm_80", "sm_90"]
-    assert c.is_bf16_supported() is True
     c.set_device(1)
-    assert c.is_bf16_supported() is True and c.is_bf16_supported(including_emulation=False) is False
     c.set_device(-1)  # ignored, as in torch
     assert c.current_device() == 1
     c.set_device("cuda:0")
     assert c.current_device() == 0
     assert c.is_initialized() is True
+
+
+def test_bf16_support_follows_compute_capability_and_cupy(fake, monkeypatch):
+    c = ember.cuda
+    monkeypatch.setattr(c, "cupy_bf16_missing", lambda cp: None)  # a CuPy that holds bfloat16
+    assert c.is_bf16_supported() is True and c.is_bf16_supported(including_emulation=False) is True  # the H100
+    c.set_device(1)  # the T4 (compute capability 7.5): emulated
+    assert c.is_bf16_supported() is True and c.is_bf16_supported(including_emulation=False) is False
+    monkeypatch.setattr(c, "cupy_bf16_missing", lambda cp: "CuPy 13.6.0 has no bfloat16 (CuPy 14 or newer has)")
+    assert c.is_bf16_supported() is False and c.is_bf16_supported(including_emulation=False) is False
 
 
 def test_device_context_manager(fake):
@@ -232,7 +240,7 @@ def test_gpu_devices():
     assert c.get_device_capability(0) == (p.major, p.minor) and p.major >= 3
     assert c.get_device_name() == p.name
     assert c.get_arch_list() and all(a.startswith("sm_") for a in c.get_arch_list())
-    assert c.is_bf16_supported() is True
+    assert c.is_bf16_supported() is (ember._backend.cupy_bf16_missing(_state.cupy()) is None)  # CuPy 14+
     assert c.current_device() == 0
     c.synchronize()
     with c.device(0):

@@ -59,16 +59,6 @@ def test_tensor_from_device_array_copies(gpu):
     assert _on_device(t, gpu) and t.tolist() == [0.0, 1.0, 2.0]
 
 
-def test_bfloat16_on_cuda_raises_clearly(gpu):
-    msg = "bfloat16 tensors on CUDA are not supported yet"
-    with pytest.raises(RuntimeError, match=msg):
-        ember.zeros(2, dtype=ember.bfloat16, device="cuda")
-    with pytest.raises(RuntimeError, match=msg):
-        ember.ones(2, dtype=ember.bfloat16).cuda()
-    with pytest.raises(RuntimeError, match=msg):
-        ember.ones(2, device="cuda").to(ember.bfloat16)
-
-
 def test_cuda_random_is_reproducible_and_on_device(gpu):
     ember.cuda.manual_seed(123)
     a = ember.randn(4, 5, device="cuda")

@@ -69,6 +69,18 @@ def test_grad_fn_names_and_dtype_argument():
     assert_close(x.grad, np.zeros((3, 4)), atol=1e-6)
 
 
+@pytest.mark.parametrize("fn", [F.softmax, F.log_softmax])
+def test_half_precisions_compute_in_float32_and_round_once(fn):
+    x = ember.randn(3, 5) * 4
+    for dt in (ember.bfloat16, ember.float16):
+        y = fn(x.to(dt), 1)
+        assert y.dtype is dt
+        np.testing.assert_array_equal(y.float().numpy(), fn(x.to(dt).float(), 1).to(dt).float().numpy())
+        xg = x.to(dt).requires_grad_()
+        fn(xg, 1).sum().backward()
+        assert xg.grad.dtype is dt
+
+
 def test_zero_dim_input():
     x = ember.tensor(2.0, requires_grad=True)
     y = F.softmax(x, 0)

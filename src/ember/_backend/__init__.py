@@ -103,7 +103,8 @@ def cupy():
         import cupy as cp
     except ImportError:
         raise RuntimeError(
-            "CUDA is not available: ember's GPU support needs CuPy (pip install 'ember[cuda]') and an NVIDIA GPU"
+            "CUDA is not available: ember's GPU support needs CuPy (install ember's cuda12 or cuda13 extra, for "
+            "the CUDA version of the NVIDIA driver) and an NVIDIA GPU"
         ) from None
     try:
         if cp.cuda.runtime.getDeviceCount() == 0:
@@ -112,15 +113,74 @@ def cupy():
         raise RuntimeError("CUDA is not available: CuPy is installed but found no NVIDIA GPU") from None
     if XP.get(cp.ndarray) is not cp:
         XP[cp.ndarray] = cp
+        _cuda_bf16[0] = cupy_bf16_missing(cp)
         from ..cuda.memory import _install
         _install(cp)  # every GPU allocation goes through ember's counting allocator (memory_allocated, peaks)
     return cp
 
 
+# NOTE [ bfloat16 on CUDA ]
+# CuPy 14 holds ml_dtypes' bfloat16 when NumPy is 2.1.2 or newer (with older NumPy, CuPy leaves its bfloat16
+# loops out): elementwise math, comparisons, casts both ways, sum/prod/min/max/mean (accumulated in float32) and
+# cuBLAS matmul (matmul_bf16 below). Its sorts (Thrust, CUB) have no bfloat16, so sort keys are widened to float32
+# (sort_keys below). Older CuPy has no bfloat16, and no CuPy has ml_dtypes' other types (float8_*, int4...):
+# check_cuda_dtype refuses those where a tensor is put on a GPU, with ember's error naming the dtype, instead of
+# CuPy's "Unsupported dtype" from inside a kernel.
+_cuda_bf16 = [None]  # None when the imported CuPy holds bfloat16, else why not (set on import)
+
+
+def cupy_bf16_missing(cp):
+    """None when this CuPy (with this NumPy) holds bfloat16 arrays, else what is missing."""
+    version = getattr(cp, "__version__", "0")
+    try:
+        major = int(version.split(".")[0])
+    except ValueError:
+        major = 0
+    if major < 14:
+        return f"CuPy {version} has no bfloat16 (CuPy 14 or newer has)"
+    if np.lib.NumpyVersion(np.__version__) < "2.1.2":
+        return f"CuPy's bfloat16 needs NumPy 2.1.2 or newer (NumPy {np.__version__} is installed)"
+    return None
+
+
+_native_bf16_gemm = [True]  # cleared the first time CuPy's bfloat16 GEMM raises
+
+
+def matmul_bf16(a, b):
+    """a @ b of two bfloat16 arrays, as bfloat16 (one rounding of a float32-accumulated product).
+
+    NumPy has no bfloat16 BLAS: it multiplies in float32. CuPy 14 calls cuBLAS's bfloat16 GEMM (float32
+    accumulation, tensor cores). Where that raises (a cuBLAS or GPU without it), the product is taken in float32
+    on the GPU instead, which always works, and stays so for the rest of the process.
+    """
+    if a.__class__ is not np.ndarray and _native_bf16_gemm[0]:
+        try:
+            return XP[a.__class__].matmul(a, b).astype(a.dtype, copy=False)
+        except (TypeError, RuntimeError):
+            _native_bf16_gemm[0] = False
+    return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
+
+
+def sort_keys(arr):
+    """arr as the keys of a sort, partition or binary search: bfloat16 as float32, an exact widening. NumPy's sorts
+    compare ml_dtypes' bfloat16 one element pair at a time and misorder arrays that hold NaN; CuPy's sorts (Thrust,
+    CUB) have no bfloat16 at all."""
+    return arr.astype(np.float32) if arr.dtype == _BF16 else arr
+
+
 def check_cuda_dtype(dt):
-    """CuPy has no bfloat16: refuse it clearly rather than with CuPy's own error."""
-    if dt == _BF16:
-        raise RuntimeError("bfloat16 tensors on CUDA are not supported yet (CuPy has no bfloat16 type); use "
+    """Refuse, before CuPy sees them, the dtypes CuPy cannot hold (NOTE [ bfloat16 on CUDA ])."""
+    if dt.num >= 256:  # NPY_USERDEF: a dtype from outside NumPy (ml_dtypes' bfloat16, float8_*, int4...)
+        _refuse_cuda_dtype(dt)
+
+
+def _refuse_cuda_dtype(dt):
+    if dt != _BF16:
+        raise TypeError(f"{dt.name} tensors are not supported on device cuda: CuPy has no {dt.name} type; use "
+                        "bfloat16, float16 or float32 on the GPU")
+    if _cuda_bf16[0] is not None:
+        raise RuntimeError(f"bfloat16 tensors on device cuda need CuPy 14 or newer with NumPy 2.1.2 or newer: "
+                           f"{_cuda_bf16[0]}. Install ember's cuda12 or cuda13 extra (see the README), or use "
                            "float16 or float32 on the GPU")
 
 

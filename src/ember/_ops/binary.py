@@ -6,6 +6,7 @@ import ml_dtypes
 import numpy as np
 
 from .. import _dtype
+from .._autocast import AUTOCAST, cast_args
 from .._backend import XP
 from .._dtype import _PROMOTE, FROM_NP, result_type_of, scalar_dtype
 from .._tensor import Tensor
@@ -778,6 +779,8 @@ def _pow_scalar_exp(input, exponent):
 
 def pow(input, exponent, *, out=None):
     """Same as `torch.pow`."""
+    if AUTOCAST[0]:
+        input, exponent = cast_args("pow", (input, exponent))
     if not isinstance(input, Tensor):
         if not isinstance(exponent, Tensor):
             raise TypeError(f"pow(): argument 'exponent' must be Tensor, not {py_typename(exponent)}")

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .._autocast import AUTOCAST, cast_args
+from .._backend import matmul_bf16
 from .._dtype import FROM_NP
 from .._tensor import Tensor, _wrap_dim
 from ._dispatch import SAVE_INPUTS, SAVE_NONE, Op, dispatch, dispatch1, dispatch2
@@ -64,18 +65,14 @@ def _matmul_nd_bwd(ctx, g):
     return ga, gb
 
 
-def _bf16_matmul(a, b):
-    # NumPy multiplies bfloat16 in float32; torch returns bfloat16
-    return np.matmul(a, b).astype(a.dtype)
-
-
 MM = Op("mm", np.matmul, _mm_bwd, SAVE_INPUTS)
 BMM = Op("bmm", np.matmul, _mm_bwd, SAVE_INPUTS)
 DOT = Op("dot", np.matmul, _dot_bwd, SAVE_INPUTS)
 MV = Op("mv", np.matmul, _mv_bwd, SAVE_INPUTS)
 MATMUL_ND = Op("matmul", np.matmul, _matmul_nd_bwd, SAVE_INPUTS, node_name="UnsafeViewBackward0")
 MATMUL_VM = Op("matmul", np.matmul, _matmul_nd_bwd, SAVE_INPUTS, node_name="SqueezeBackward4")
-_BF16 = {op: Op(op.name, _bf16_matmul, op.bwd, op.save, node_name=op.node_name)
+# torch returns bfloat16 where NumPy's product of bfloat16 arrays is float32
+_BF16 = {op: Op(op.name, matmul_bf16, op.bwd, op.save, node_name=op.node_name)
          for op in (MM, BMM, DOT, MV, MATMUL_ND, MATMUL_VM)}
 
 

@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 
+from .._autocast import AUTOCAST, cast_args, cast_one
 from .._tensor import Tensor, _wrap_dim
 from .._tensor_str import SCALAR_NAMES
 from ._dispatch import SAVE_BOTH, Op, dispatch1, dispatch2
@@ -96,6 +97,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
             raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, but got "
                                f"{SCALAR_NAMES[dtype.name]}")
         x = x.to(dtype)
+    elif AUTOCAST[0]:
+        x = cast_one("linalg_vector_norm", x)
     k = x._data.dtype.kind
     if k != "f" and k != "c" and k != "V":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
@@ -223,6 +226,8 @@ CDIST2 = Op("cdist", _cdist2_fwd, _cdist2_bwd, SAVE_BOTH)
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """Same as `torch.cdist`."""
+    if AUTOCAST[0]:
+        x1, x2 = cast_args("cdist", (x1, x2))
     a, b = x1._data, x2._data
     if a.ndim < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {a.ndim}D")

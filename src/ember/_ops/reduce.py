@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import _dtype
 from .. import return_types as _rt
+from .._autocast import AUTOCAST, cast_one
 from .._backend import XP
 from .._tensor import Tensor
 from .._tensor_str import SCALAR_NAMES
@@ -105,6 +106,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keep
         keepdim = keepdims
     if dtype is not None:
         input = _cast(input, dtype)
+    elif AUTOCAST[0]:
+        input = cast_one("sum", input)
     try:
         nd = input._data.ndim
     except AttributeError:
@@ -281,6 +284,8 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, kee
         keepdim = keepdims
     if dtype is not None:
         input = _cast(input, dtype)
+    elif AUTOCAST[0]:
+        input = cast_one("prod", input)
     nd = input._data.ndim
     if dim is None:
         r = dispatch1(PROD, input, None, keepdim, _acc_dtype(input, dtype))

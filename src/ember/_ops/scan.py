@@ -5,6 +5,7 @@ import numpy as np
 
 from .. import _dtype
 from .. import return_types as _rt
+from .._autocast import AUTOCAST, cast_one
 from .._backend import XP
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD
@@ -95,6 +96,8 @@ def cumsum(input, dim=None, *, dtype=None, out=None, axis=None):
         dim = axis
     elif dim is None:
         raise TypeError("cumsum() missing 1 required positional argument: 'dim'")
+    if AUTOCAST[0] and dtype is None:
+        input = cast_one("cumsum", input)
     input, dim = _scan_args(input, dim, dtype)
     return _out(dispatch1(CUMSUM, input, dim, _acc_dtype(input, dtype)), out, "cumsum")
 
@@ -150,6 +153,8 @@ def cumprod(input, dim=None, *, dtype=None, out=None, axis=None):
         dim = axis
     elif dim is None:
         raise TypeError("cumprod() missing 1 required positional argument: 'dim'")
+    if AUTOCAST[0] and dtype is None:
+        input = cast_one("cumprod", input)
     input, dim = _scan_args(input, dim, dtype)
     return _out(dispatch1(CUMPROD, input, dim, _acc_dtype(input, dtype)), out, "cumprod")
 

@@ -8,6 +8,7 @@ on the saved output when it is (create_graph=True), so double backward works wit
 """
 import warnings
 
+import ml_dtypes
 import numpy as np
 
 from .._autocast import AUTOCAST, cast_args
@@ -17,7 +18,7 @@ from ..autograd.grad_mode import GRAD
 
 __all__ = ["gumbel_softmax", "log_softmax", "softmax", "softmin"]
 
-_LOW = (np.float16,)
+_LOW = (np.float16, ml_dtypes.bfloat16)  # computed in float32, rounded once, as torch
 
 
 _ONES = {}
@@ -36,8 +37,8 @@ def _sum_keep(e, dim):
 
 
 def _softmax_fwd(x, dim):
-    low = x.dtype.type in _LOW
-    if low:
+    low = x.dtype if x.dtype.type in _LOW else None
+    if low is not None:
         x = x.astype(np.float32)
     if x.ndim == 0 or x.size == 0:
         y = np.ones_like(x)
@@ -45,7 +46,7 @@ def _softmax_fwd(x, dim):
         y = np.subtract(x, x.max(dim, keepdims=True))
         np.exp(y, out=y)
         y /= _sum_keep(y, dim)
-    return y.astype(np.float16) if low else y
+    return y if low is None else y.astype(low)
 
 
 def _softmax_bwd(ctx, g):
@@ -64,17 +65,17 @@ def _softmax_bwd(ctx, g):
 
 def _log_softmax_fwd(x, dim):
     """The log-probabilities, and (exp(x - max), its sum) kept for the backward: softmax without a second exp."""
-    low = x.dtype.type in _LOW
-    if low:
+    low = x.dtype if x.dtype.type in _LOW else None
+    if low is not None:
         x = x.astype(np.float32)
     if x.ndim == 0 or x.size == 0:
         y = np.zeros_like(x)
-        return (y.astype(np.float16) if low else y), None
+        return (y if low is None else y.astype(low)), None
     y = np.subtract(x, x.max(dim, keepdims=True))
     e = np.exp(y)
     se = _sum_keep(e, dim)
     y -= np.log(se)
-    return (y.astype(np.float16) if low else y), (e, se)
+    return (y if low is None else y.astype(low)), (e, se)
 
 
 def _log_softmax_bwd(ctx, g):
@@ -110,7 +111,7 @@ def _prep(x, dim, dtype, name):
     n = nd if nd else 1
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
-    if x._data.dtype.kind not in "fc":
+    if x._data.dtype.kind not in "fcV":  # V: bfloat16
         kind = "softmax" if name != "log_softmax" else "log_softmax"
         raise NotImplementedError(f'"{kind}_lastdim_kernel_impl" not implemented for \'{_type_name(x)}\'')
     return x, (dim % n if nd else 0)

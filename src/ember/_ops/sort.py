@@ -5,7 +5,7 @@ import builtins
 import numpy as np
 
 from .. import return_types
-from .._backend import XP
+from .._backend import XP, sort_keys
 from .._tensor import Tensor, _wrap_dim
 from ._dispatch import SAVE_NONE, Op, dispatch1
 from ._inplace import write_out
@@ -19,6 +19,7 @@ __all__ = ["argsort", "argwhere", "bincount", "bucketize", "histc", "histogram",
 # ---------------------------------------------------------------- sort / topk / kthvalue
 def _argsort(x, dim, descending):
     """Stable sorting indices; descending keeps equal elements in order and puts NaN first, as torch does."""
+    x = sort_keys(x)
     if not descending:
         return np.argsort(x, axis=dim, kind="stable")
     n = x.shape[dim]
@@ -90,7 +91,7 @@ def _topk_fwd(x, dim, k, largest):
                 np.zeros(0, np.int64)), None
     n = x.shape[dim]
     if 0 < k < n // 4:  # partition first: O(n) instead of sorting everything
-        part = np.argpartition(x, n - k if largest else k - 1, axis=dim)
+        part = np.argpartition(sort_keys(x), n - k if largest else k - 1, axis=dim)
         sl = [_ALL] * x.ndim
         sl[dim] = slice(n - k, n) if largest else slice(0, k)
         cand = part[tuple(sl)]
@@ -129,7 +130,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None, axis=None):
 def _kthvalue_fwd(x, dim, k, keepdim):
     if x.ndim == 0:
         return (x.copy(), np.zeros((), np.int64)), np.zeros((), np.int64)
-    part = np.argpartition(x, k - 1, axis=dim)
+    part = np.argpartition(sort_keys(x), k - 1, axis=dim)
     idx = np.take(part, [k - 1], axis=dim)
     v = np.take_along_axis(x, idx, axis=dim)
     if not keepdim:
@@ -183,13 +184,13 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     """Same as `torch.unique` (always sorted; NaNs are kept apart, as in torch)."""
     x = input._data
     if dim is None:
-        v, inv, cnt = np.unique(x.reshape(-1), return_inverse=True, return_counts=True, equal_nan=False)
-        return _unique_result(v, inv.reshape(x.shape), cnt, return_inverse, return_counts)
+        v, inv, cnt = np.unique(sort_keys(x.reshape(-1)), return_inverse=True, return_counts=True, equal_nan=False)
+        return _unique_result(v.astype(x.dtype, copy=False), inv.reshape(x.shape), cnt, return_inverse, return_counts)
     if x.ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     dim = _wrap_dim(dim, x.ndim)
-    v, inv, cnt = np.unique(x, return_inverse=True, return_counts=True, axis=dim)
-    return _unique_result(v, inv.reshape(-1), cnt, return_inverse, return_counts)
+    v, inv, cnt = np.unique(sort_keys(x), return_inverse=True, return_counts=True, axis=dim)
+    return _unique_result(v.astype(x.dtype, copy=False), inv.reshape(-1), cnt, return_inverse, return_counts)
 
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
@@ -238,7 +239,8 @@ def searchsorted(sorted_sequence, values=None, *, out_int32=False, right=False, 
                                "while right was True")
         right = side == "right"
     seq = sorted_sequence._data
-    v = _values_array(values, seq)
+    v = sort_keys(_values_array(values, seq))
+    seq = sort_keys(seq)
     srt = None if sorter is None else sorter._data
     how = "right" if right else "left"
     if seq.ndim <= 1:

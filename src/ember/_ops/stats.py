@@ -9,7 +9,8 @@ import numpy as np
 
 from .. import _dtype
 from .. import return_types as _rt
-from .._backend import XP
+from .._autocast import AUTOCAST, cast_one
+from .._backend import XP, sort_keys
 from .._tensor import Tensor
 from .._tensor_str import SCALAR_NAMES
 from ._dispatch import SAVE_BOTH, SAVE_NONE, Op, dispatch1
@@ -217,6 +218,8 @@ def logsumexp(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=N
         keepdim = keepdims
     if dim is None:
         raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
+    if AUTOCAST[0]:
+        input = cast_one("logsumexp", input)
     input = _float_input(input)
     return _out(dispatch1(LOGSUMEXP, input, _rdims(dim, input._data.ndim), keepdim), out, "logsumexp")
 
@@ -337,6 +340,8 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         dim = (dim,)
     if p is None:
         p = "fro"
+    if AUTOCAST[0] and dtype is None:
+        input = cast_one("linalg_vector_norm", input)
     if isinstance(p, str):
         if p == "fro" and (dim is None or len(dim) <= 2):
             return _out(vector_norm(input, 2, dim, keepdim, dtype=dtype), out, "norm")
@@ -365,7 +370,7 @@ def _median_all_fwd(x, ignore_nan):
         if flat.size == 0:
             return np.full_like(flat, np.nan, shape=())
     k = (flat.size - 1) // 2
-    return np.partition(flat, k)[k]
+    return np.partition(sort_keys(flat), k)[k].astype(flat.dtype, copy=False)
 
 
 MEDIAN_ALL = Op("median", _median_all_fwd, _spread_bwd(True, True), SAVE_BOTH)
@@ -376,7 +381,8 @@ def _median_dim_fwd(x, dim, keepdim, ignore_nan):
     if x.ndim == 0:
         return _zero_dim_pair(x)
     n = x.shape[dim]
-    order = np.argsort(x, axis=dim, kind="stable")  # NaNs sort last; ties keep their order, as torch picks them
+    # NaNs sort last; ties keep their order, as torch picks them
+    order = np.argsort(sort_keys(x), axis=dim, kind="stable")
     if _is_float(x.dtype):
         nn = np.isnan(x).sum(axis=dim, keepdims=True)
         if ignore_nan:
@@ -432,7 +438,7 @@ def _mode_fwd(x, dim, keepdim):
     xm = np.moveaxis(x, dim, -1)
     lead, n = xm.shape[:-1], xm.shape[-1]
     rows = xm.reshape(-1, n)
-    order = np.argsort(rows, axis=1, kind="stable")
+    order = np.argsort(sort_keys(rows), axis=1, kind="stable")
     s = np.take_along_axis(rows, order, 1)
     # runs of equal values in each sorted row; the mode is the first longest run (so the smallest value), its
     # index the last occurrence (the run's end, as the sort is stable)
@@ -533,7 +539,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, out, ignore_nan):
         if d.ndim == 0:
             x = input.reshape(1)
     xd = x._data
-    order = np.argsort(xd, axis=dim, kind="stable")[None]
+    order = np.argsort(sort_keys(xd), axis=dim, kind="stable")[None]
     lo, hi, w = _quantile_positions(xd, dim, qa, interpolation, ignore_nan)
     x1 = x.unsqueeze(0)
     vlo = _take(x1, np.take_along_axis(order, lo, dim + 1), dim + 1)

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from .. import _dtype
+from .._autocast import AUTOCAST, LISTED, cast_one
 from .._backend import scipy_module
 from .._dtype import FROM_NP, result_type_of
 from .._tensor import Tensor
@@ -201,7 +202,30 @@ def define(name, fwd, bwd, save=SAVE_INPUTS, floating=True, method=True, inplace
     if fast is None:
         fast = "fVc" if floating else "biufVc"
 
+    fn = _entry(name, op, prep, fast, strict_out, has_out, False)
+    # ops on an autocast list cast their input first (NOTE [ Autocast ]); in-place forms keep their dtype, as torch
+    public = _entry(name, op, prep, fast, strict_out, has_out, True) if name in LISTED else fn
+    if method:
+        setattr(Tensor, name, public)
+    if inplace:
+        ip = make_inplace(fn, name + "_")
+        if ufunc is not None:
+            kinds = inplace_kinds or ("fV" if floating else fast.replace("b", ""))
+            ip = _fast_inplace(ip, ufunc, name + "_", kinds)
+        setattr(Tensor, name + "_", ip)
+    for alias in aliases:
+        if method:
+            setattr(Tensor, alias, public)
+        if inplace:
+            setattr(Tensor, alias + "_", getattr(Tensor, name + "_"))
+    return op, public
+
+
+def _entry(name, op, prep, fast, strict_out, has_out, autocast):
+    """ember.<name> (and the method): the input's dtype checked, the op dispatched."""
     def fn(input, *, out=None):
+        if autocast and AUTOCAST[0]:
+            input = cast_one(name, input)
         try:
             k = input._data.dtype.kind
         except AttributeError:
@@ -212,29 +236,17 @@ def define(name, fwd, bwd, save=SAVE_INPUTS, floating=True, method=True, inplace
         return r if out is None else _out(r, out, name)
 
     def fn_noout(input):
+        if autocast and AUTOCAST[0]:
+            input = cast_one(name, input)
         try:
             k = input._data.dtype.kind
         except AttributeError:
             raise _not_tensor(name, input) from None
         return dispatch1(op, input if k in fast else prep(input))
-    if not has_out:
-        fn = fn_noout
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"Same as `torch.{name}`."
-    if method:
-        setattr(Tensor, name, fn)
-    if inplace:
-        ip = make_inplace(fn, name + "_")
-        if ufunc is not None:
-            kinds = inplace_kinds or ("fV" if floating else fast.replace("b", ""))
-            ip = _fast_inplace(ip, ufunc, name + "_", kinds)
-        setattr(Tensor, name + "_", ip)
-    for alias in aliases:
-        if method:
-            setattr(Tensor, alias, fn)
-        if inplace:
-            setattr(Tensor, alias + "_", getattr(Tensor, name + "_"))
-    return op, fn
+    f = fn if has_out else fn_noout
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"Same as `torch.{name}`."
+    return f
 
 
 def _fast_inplace(slow, uf, name, kinds):

@@ -22,6 +22,11 @@ def _cuda_available():
     return cuda.is_available()
 
 
+def _cuda_bf16_supported():
+    from .. import cuda
+    return cuda.is_bf16_supported()
+
+
 class autocast:
     """Same as `torch.autocast`: a context manager and decorator."""
 
@@ -40,6 +45,8 @@ class autocast:
         if enabled and device_type == "cuda" and not _cuda_available():
             warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2)
             enabled = False
+        if enabled and device_type == "cuda" and self.fast_dtype is bfloat16 and not _cuda_bf16_supported():
+            raise RuntimeError("Current CUDA Device does not support bfloat16. Please switch dtype to float16.")
         if enabled and self.fast_dtype not in _SUPPORTED[device_type]:
             names = ", ".join(str(d) for d in _SUPPORTED[device_type])
             warnings.warn(f"In {device_type.upper()} autocast, but the target dtype is not supported. Disabling "

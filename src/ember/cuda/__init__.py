@@ -6,6 +6,7 @@ what is missing.
 """
 import importlib.util
 
+from .._backend import cupy_bf16_missing
 from . import _state
 from .memory import (
     OutOfMemoryError,
@@ -201,8 +202,9 @@ def get_arch_list():
 
 
 def is_bf16_supported(including_emulation=True):
-    """Same as `torch.cuda.is_bf16_supported`: native bfloat16 from compute capability 8.0 (Ampere) on."""
-    if not is_available():
+    """Same as `torch.cuda.is_bf16_supported`: native bfloat16 from compute capability 8.0 (Ampere) on, emulated
+    below; False where the installed CuPy has no bfloat16 (NOTE [ bfloat16 on CUDA ] in ember/_backend)."""
+    if not is_available() or cupy_bf16_missing(_cupy()) is not None:
         return False
     if get_device_capability()[0] >= 8:
         return True

@@ -14,8 +14,8 @@ def _nccl():
         import cupy
         from cupy.cuda import nccl
     except ImportError as e:
-        raise RuntimeError("the 'nccl' backend needs CuPy with NCCL support (pip install 'ember[cuda]' and NVIDIA's "
-                           "NCCL); for CPU tensors use backend='mpi' or 'gloo'") from e
+        raise RuntimeError("the 'nccl' backend needs CuPy with NCCL support (ember's cuda12 or cuda13 extra and "
+                           "NVIDIA's NCCL); for CPU tensors use backend='mpi' or 'gloo'") from e
     if not getattr(nccl, "available", True):
         raise RuntimeError("CuPy was built without NCCL support: the 'nccl' backend is unavailable")
     try:

@@ -12,6 +12,7 @@ import numpy as np
 import ember
 
 from ..._autocast import AUTOCAST, cast_args
+from ..._backend import matmul_bf16
 from ..._dtype import FROM_NP
 from ..._ops._dispatch import SAVE_INPUTS, Op, dispatch, dispatch2
 from ..._tensor_str import SCALAR_NAMES
@@ -31,9 +32,13 @@ def _linear_fwd(x, w, b=None):
 
 
 def _bf16_linear_fwd(x, w, b=None):
-    # NumPy multiplies bfloat16 in float32; torch returns bfloat16
-    f32 = np.float32
-    return _linear_fwd(x.astype(f32), w.astype(f32), None if b is None else b.astype(f32)).astype(x.dtype)
+    if x.__class__ is np.ndarray:  # NumPy multiplies bfloat16 in float32: add the bias there too, round once
+        f32 = np.float32
+        return _linear_fwd(x.astype(f32), w.astype(f32), None if b is None else b.astype(f32)).astype(x.dtype)
+    y = matmul_bf16(x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x, w.T)  # cuBLAS's bfloat16 GEMM on CuPy
+    if b is not None:
+        y += b
+    return y.reshape(x.shape[:-1] + (w.shape[0],)) if x.ndim != 2 else y
 
 
 def _linear_bwd(ctx, g):
