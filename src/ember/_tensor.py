@@ -547,41 +547,41 @@ class Tensor:
     def type_as(self, other):
         return self.to(other.dtype)
 
-    def float(self):
-        return _to(self, None, _dtype.float32)
+    def float(self, memory_format=None):
+        return _cast(self, _dtype.float32, memory_format)
 
-    def double(self):
-        return _to(self, None, _dtype.float64)
+    def double(self, memory_format=None):
+        return _cast(self, _dtype.float64, memory_format)
 
-    def half(self):
-        return _to(self, None, _dtype.float16)
+    def half(self, memory_format=None):
+        return _cast(self, _dtype.float16, memory_format)
 
-    def bfloat16(self):
-        return _to(self, None, _dtype.bfloat16)
+    def bfloat16(self, memory_format=None):
+        return _cast(self, _dtype.bfloat16, memory_format)
 
-    def int(self):
-        return _to(self, None, _dtype.int32)
+    def int(self, memory_format=None):
+        return _cast(self, _dtype.int32, memory_format)
 
-    def long(self):
-        return _to(self, None, _dtype.int64)
+    def long(self, memory_format=None):
+        return _cast(self, _dtype.int64, memory_format)
 
-    def short(self):
-        return _to(self, None, _dtype.int16)
+    def short(self, memory_format=None):
+        return _cast(self, _dtype.int16, memory_format)
 
-    def char(self):
-        return _to(self, None, _dtype.int8)
+    def char(self, memory_format=None):
+        return _cast(self, _dtype.int8, memory_format)
 
-    def byte(self):
-        return _to(self, None, _dtype.uint8)
+    def byte(self, memory_format=None):
+        return _cast(self, _dtype.uint8, memory_format)
 
-    def bool(self):
-        return _to(self, None, _dtype.bool)
+    def bool(self, memory_format=None):
+        return _cast(self, _dtype.bool, memory_format)
 
-    def cfloat(self):
-        return _to(self, None, _dtype.complex64)
+    def cfloat(self, memory_format=None):
+        return _cast(self, _dtype.complex64, memory_format)
 
-    def cdouble(self):
-        return _to(self, None, _dtype.complex128)
+    def cdouble(self, memory_format=None):
+        return _cast(self, _dtype.complex128, memory_format)
 
     def cpu(self, memory_format=None):
         return _to(self, CPU, None)
@@ -963,6 +963,14 @@ def _channels_last_perm(t, memory_format):
             raise RuntimeError("required rank 5 tensor to use channels_last_3d format")
         return (0, 2, 3, 4, 1)
     raise RuntimeError(f"unsupported memory format {memory_format}")
+
+
+def _cast(t, dt, memory_format):
+    """Tensor.float(), .half(), ...: a dtype change in the given memory format (torch's default keeps it)."""
+    r = _to(t, None, dt)
+    if memory_format is None or memory_format is _dtype.preserve_format:
+        return r
+    return r.contiguous(memory_format=memory_format)
 
 
 def _to(t, dev, dt, non_blocking=False, copy=False):

@@ -166,3 +166,33 @@ def test_non_tensor_arguments_raise_type_error():
     for fn in (ember.block_diag, ember.cartesian_prod):
         with pytest.raises(TypeError, match="expected Tensor as element 0 in argument 0, but got list"):
             fn([ember.ones(1)])
+
+
+def test_opdb_gaps_take_along_dim_diff_tensordot_imag():
+    x = ember.arange(6.0).view(2, 3)
+    assert ember.take_along_dim(x, ember.tensor([[-1], [0]]), 1).tolist() == [[2.0], [3.0]]
+    assert ember.take_along_dim(x, ember.tensor([-1])).tolist() == [5.0]
+    assert ember.diff(ember.arange(3.0), n=0, prepend=ember.tensor([9.0])).tolist() == [0.0, 1.0, 2.0]
+    assert ember.tensordot(ember.ones(2, 1), ember.ones(3, 2), dims=([1], [0])).tolist() == [[3.0, 3.0]] * 2
+    with pytest.raises(RuntimeError, match="contracted dimensions need to match"):
+        ember.tensordot(ember.ones(2, 2), ember.ones(3, 2), dims=([1], [0]))
+    z = ember.zeros(0, dtype=ember.complex128, requires_grad=True)
+    z.imag.sum().backward()
+    assert z.grad.shape == (0,) and z.grad.dtype == ember.complex128
+
+
+def test_division_operator_aliases_memory_format_casts_empty_permuted_nonzero_static():
+    t = ember.tensor([2.0])
+    assert t.__rdiv__(4).tolist() == [2.0] and t.__div__(4).tolist() == [0.5]
+    t.__idiv__(2)
+    assert t.tolist() == [1.0]
+    assert ember.ones(2, 3, 4, 5).float(memory_format=ember.channels_last).stride() == (60, 1, 15, 3)
+    assert ember.ones(2).double(memory_format=ember.preserve_format).dtype == ember.float64
+    e = ember.empty_permuted((2, 3, 4), (0, 2, 1), dtype=ember.float64, requires_grad=True)
+    assert e.shape == (2, 3, 4) and e.stride() == (12, 1, 3) and e.is_leaf and e.requires_grad
+    with pytest.raises(RuntimeError, match="len\\(size\\) = 3 is not equal to len\\(physical_layout\\) = 2"):
+        ember.empty_permuted((2, 3, 4), (0, 1))
+    assert ember.nonzero_static(ember.tensor([0, 1, 1]), size=3).tolist() == [[1], [2], [-1]]
+    assert ember.tensor([[0, 1], [1, 1]]).nonzero_static(size=2).tolist() == [[0, 1], [1, 0]]
+    assert ember.nonzero_static(ember.tensor([0, 1]), size=3, fill_value=7).tolist() == [[1], [7], [7]]
+    assert ember.nonzero_static(ember.tensor(3), size=2).shape == (2, 0)

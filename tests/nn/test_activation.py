@@ -366,3 +366,12 @@ def test_float32_softplus_threshold_and_infinities():
     assert x.grad.numpy()[[0, 4, 5, 6]].tolist() == [0.0, 1.0, 1.0, 1.0]
     e = F.elu(ember.tensor([-np.inf, np.inf, np.nan]))
     assert e.numpy()[0] == -1 and e.numpy()[1] == np.inf and np.isnan(e.numpy()[2])
+
+
+def test_silu_of_complex_inputs_forward_only_as_torch():
+    z = np.array([1 + 1j, 0.5 - 2j])
+    y = F.silu(ember.tensor(z))
+    assert y.dtype == ember.complex128
+    assert_close(y, z / (1 + np.exp(-z)))
+    with pytest.raises(RuntimeError, match="silu does not support automatic differentiation for outputs with complex"):
+        F.silu(ember.tensor(z, requires_grad=True))

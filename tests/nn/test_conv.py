@@ -412,3 +412,7 @@ def test_strided_input_grad_phases_match_col2im(monkeypatch, case):
     w = ember.tensor(wa, requires_grad=True)
     monkeypatch.undo()
     assert ember.autograd.gradgradcheck(lambda a, b: getattr(F, fn)(a, b, **kw), (x, w))
+
+
+def test_unfold_of_an_empty_batch():
+    assert F.unfold(ember.randn(0, 2, 4, 4), 2).shape == (0, 8, 9)

@@ -516,3 +516,20 @@ def test_named_loss_reductions_gradcheck(reduction):
         assert gradgradcheck(lambda a: fn(a, y, reduction=reduction), (x,))
     probs = y.softmax(1)
     assert gradcheck(lambda a: F.cross_entropy(a, probs, reduction=reduction), (x,))
+
+
+def test_gaussian_nll_loss_takes_var_broadcast_over_one_dimension_as_torch():
+    x, t = ember.zeros(4, 3), ember.ones(4, 3)
+    for var in (ember.ones(4, 1), ember.ones(4), ember.ones(1, 3), ember.full((4, 3), 1.0)):
+        assert float(F.gaussian_nll_loss(x, t, var)) == pytest.approx(0.5)
+    for var in (ember.ones(3), ember.ones(2, 3), ember.ones(4, 3, 1)):
+        with pytest.raises(ValueError, match="var is of incorrect size"):
+            F.gaussian_nll_loss(x, t, var)
+
+
+def test_multilabel_margin_loss_counts_a_repeated_target_each_time():
+    x = ember.tensor([[0.1, 0.2, 0.4, 0.8]])
+    # targets 3, 3, 0: the pairs (3, k) count twice for k in {1, 2}; torch 2.13 gives 1.1
+    loss = F.multilabel_margin_loss(x, ember.tensor([[3, 3, 0, -1]]))
+    want = (2 * ((1 - 0.8 + 0.2) + (1 - 0.8 + 0.4)) + (1 - 0.1 + 0.2) + (1 - 0.1 + 0.4)) / 4
+    assert float(loss) == pytest.approx(want) == pytest.approx(1.1)

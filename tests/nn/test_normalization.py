@@ -412,3 +412,28 @@ def test_convert_sync_batchnorm_keeps_parameters_and_buffers():
     assert type(sbn).__name__ == "SyncBatchNorm"
     assert sbn.weight is bn.weight and sbn.running_mean is bn.running_mean
     assert not sbn.training
+
+
+@pytest.mark.parametrize("norm, shape", [
+    (lambda x, w, b: F.layer_norm(x, (3,), w, b), (0, 3)),
+    (lambda x, w, b: F.rms_norm(x, (3,), w), (0, 3)),
+    (lambda x, w, b: F.group_norm(x, 1, w, b), (0, 3, 2)),
+    (lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True), (0, 3)),
+], ids=["layer_norm", "rms_norm", "group_norm", "batch_norm"])
+def test_empty_inputs_give_empty_outputs_and_zero_parameter_gradients(norm, shape):
+    x = ember.randn(*shape, dtype=ember.float64, requires_grad=True)
+    w, b = ember.ones(3, dtype=ember.float64, requires_grad=True), ember.zeros(3, dtype=ember.float64,
+                                                                             requires_grad=True)
+    y = norm(x, w, b)
+    assert y.shape == shape
+    y.sum().backward()
+    assert x.grad.shape == shape
+    assert w.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_batch_norm_of_an_empty_batch_leaves_the_running_statistics():
+    m = nn.BatchNorm1d(3)
+    m.running_mean.fill_(0.5)
+    assert m(ember.randn(0, 3)).shape == (0, 3)
+    assert m.running_mean.tolist() == [0.5] * 3 and m.running_var.tolist() == [1.0] * 3
+    assert F.batch_norm(ember.randn(0), None, None, training=True).shape == (0,)

@@ -230,7 +230,7 @@ def test_no_graph_without_grad():
     (lambda x: F.max_pool2d(x, 2, stride=0), RuntimeError, "stride should not be zero"),
     (lambda x: F.max_pool2d(x, (2, 2, 2)), RuntimeError, "kernel_size must either be a single int, or a tuple of two"),
     (lambda x: F.adaptive_avg_pool2d(x[0, 0, 0], 2), RuntimeError, "Expected 3D or 4D tensor, but got [8]"),
-    (lambda x: F.avg_pool2d(x.long(), 2), RuntimeError, "\"avg_pool2d\" not implemented for 'Long'"),
+    (lambda x: F.avg_pool2d(x.int(), 2), NotImplementedError, "\"avg_pool2d\" not implemented for 'Int'"),
 ])
 def test_errors(call, exc, msg):
     with pytest.raises(exc) as e:
@@ -294,3 +294,23 @@ def test_tiled_pooling_values_and_grads(case):
     assert ember.autograd.gradcheck(fn, (x,))
     assert ember.autograd.gradgradcheck(fn, (x,))
     assert fn(ember.tensor(a.astype(np.float32))).dtype == ember.float32
+
+
+def test_avg_pool_of_int64_divides_with_truncation_as_torch():
+    x = ember.tensor([[[-5, -2, 3, 4, 7, -9]]])
+    assert F.avg_pool1d(x, 2).tolist() == [[[-3, 3, -1]]]
+    assert F.avg_pool1d(x, 3, padding=1).tolist() == [[[-2, 4]]]
+    assert F.avg_pool2d(x.view(1, 1, 2, 3), (2, 1)).tolist() == [[[[0, 2, -3]]]]
+    assert F.avg_pool3d(x.view(1, 1, 1, 2, 3), (1, 2, 1)).tolist() == [[[[[0, 2, -3]]]]]
+
+
+def test_pooling_of_other_integer_types_is_refused_as_torch():
+    x = ember.ones(1, 1, 4, dtype=ember.int32)
+    with pytest.raises(NotImplementedError, match="\"avg_pool2d\" not implemented for 'Int'"):
+        F.avg_pool1d(x, 2)
+    with pytest.raises(NotImplementedError, match="\"avg_pool3d_out_frame\" not implemented for 'Byte'"):
+        F.avg_pool3d(ember.ones(1, 1, 2, 2, 2, dtype=ember.uint8), 2)
+    with pytest.raises(NotImplementedError, match="\"adaptive_avg_pool2d\" not implemented for 'Long'"):
+        F.adaptive_avg_pool1d(x.long(), 2)
+    with pytest.raises(RuntimeError, match="mean\\(\\): could not infer output dtype"):
+        F.adaptive_avg_pool1d(x.long(), 1)

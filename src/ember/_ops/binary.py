@@ -1602,7 +1602,8 @@ Tensor.__sub__ = _sub_op
 Tensor.__rsub__ = _rsub_op
 Tensor.__mul__ = Tensor.__rmul__ = _mul_op
 Tensor.__truediv__ = _truediv_op
-Tensor.__rtruediv__ = _operator(_rdiv)
+Tensor.__rtruediv__ = Tensor.__rdiv__ = _operator(_rdiv)
+Tensor.__div__ = _truediv_op  # torch keeps Python 2's names of the division operators too
 Tensor.__floordiv__ = _operator(floor_divide)
 Tensor.__rfloordiv__ = _operator(_rfloordiv)
 Tensor.__mod__ = _operator(remainder)
@@ -1619,7 +1620,7 @@ Tensor.__rrshift__ = _reflected(bitwise_right_shift)
 Tensor.__iadd__ = _ioperator(Tensor.add_)
 Tensor.__isub__ = _ioperator(Tensor.sub_)
 Tensor.__imul__ = _ioperator(Tensor.mul_)
-Tensor.__itruediv__ = _ioperator(Tensor.div_)
+Tensor.__itruediv__ = Tensor.__idiv__ = _ioperator(Tensor.div_)
 Tensor.__ifloordiv__ = _ioperator(Tensor.floor_divide_)
 Tensor.__imod__ = _ioperator(Tensor.remainder_)
 Tensor.__ipow__ = _ioperator(Tensor.pow_)

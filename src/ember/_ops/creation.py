@@ -33,6 +33,7 @@ __all__ = [
     "complex",
     "empty",
     "empty_like",
+    "empty_permuted",
     "empty_strided",
     "eye",
     "from_dlpack",
@@ -543,6 +544,18 @@ def empty(*args, size=None, out=None, dtype=None, layout=None, device=None, requ
     if memory_format is not None and memory_format is not contiguous_format:
         return _empty_in_format(args if size is None else (size,), out, dtype, device, requires_grad, memory_format)
     return _factory(None, args if size is None else (size,), out, dtype, device, requires_grad, "empty")
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
+                   pin_memory=False):
+    """Same as `torch.empty_permuted`: dimension physical_layout[0] outermost in memory, the last innermost."""
+    size, order = tuple(size), tuple(physical_layout)
+    if len(size) != len(order):
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; i.e. "
+                           f"len(size) = {len(size)} is not equal to len(physical_layout) = {len(order)}")
+    if sorted(order) != list(builtins.range(len(order))):
+        raise RuntimeError(f"physical_layout must be a permutation of the dimensions, got {list(order)}")
+    return relaid(_filled(None, [size[p] for p in order], dtype, device, False), order, requires_grad)
 
 
 def _empty_in_format(size, out, dtype, device, requires_grad, memory_format):

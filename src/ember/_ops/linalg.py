@@ -428,11 +428,17 @@ def tensordot(a, b, dims=2, out=None):
     db = [_wrap_dim(d, b._data.ndim) for d in rb]
     if a._data.dtype != b._data.dtype:
         raise RuntimeError("both inputs should have same dtype")
-    sa, sb = a._data.shape, b._data.shape
+    sa, sb = list(a._data.shape), list(b._data.shape)
     for x, y, ox, oy in zip(da, db, ra, rb):
         if sa[x] != sb[y]:
-            raise RuntimeError(f"contracted dimensions need to match, but first has size {sa[x]} in dim {ox} and "
-                               f"second has size {sb[y]} in dim {oy}")
+            if sa[x] != 1 and sb[y] != 1:
+                raise RuntimeError(f"contracted dimensions need to match, but first has size {sa[x]} in dim {ox} "
+                                   f"and second has size {sb[y]} in dim {oy}")
+            sa[x] = sb[y] = max(sa[x], sb[y])  # a size-1 dimension broadcasts, as in torch
+    if sa != list(a._data.shape):
+        a = a.expand(sa)
+    if sb != list(b._data.shape):
+        b = b.expand(sb)
     free_a = [i for i in range(len(sa)) if i not in da]
     free_b = [i for i in range(len(sb)) if i not in db]
     k = math.prod(sa[i] for i in da)

@@ -242,6 +242,8 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     if not isinstance(indices, Tensor) or indices._data.dtype != np.int64:
         got = _scalar_name(indices._data) if isinstance(indices, Tensor) else type(indices).__name__
         raise RuntimeError(f"ember.take_along_dim(): dtype of indices should be Long but got {got}")
+    n = input.numel() if dim is None else input.shape[_wrap_dim(dim, input.dim())] if input.dim() else 1
+    indices = indices + (indices < 0) * n  # torch counts negative indices from the end
     if dim is None:
         r = gather(input.reshape(-1), 0, indices.reshape(-1))
     else:

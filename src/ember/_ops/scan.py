@@ -283,6 +283,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     for t in parts:
         if t.ndim != input.ndim:
             raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    if n == 0:  # torch leaves prepend and append out then
+        return input
     x = cat(parts, dim) if len(parts) > 1 else input
     for _ in range(n):
         size = x.shape[dim]

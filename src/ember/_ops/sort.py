@@ -13,7 +13,7 @@ from .index import _ALL, _fmt, _scalar_name, _t, _zeros
 from .scatter import _scatter_add_t
 
 __all__ = ["argsort", "argwhere", "bincount", "bucketize", "histc", "histogram", "kthvalue", "msort", "nonzero",
-           "searchsorted", "sort", "topk", "unique", "unique_consecutive"]
+           "nonzero_static", "searchsorted", "sort", "topk", "unique", "unique_consecutive"]
 
 
 # ---------------------------------------------------------------- sort / topk / kthvalue
@@ -164,6 +164,17 @@ def nonzero(input, *, out=None, as_tuple=False):
         return tuple(_t(a.astype(np.int64, copy=False)) for a in np.nonzero(x.reshape(1) if x.ndim == 0 else x))
     r = _t(np.argwhere(x).astype(np.int64, copy=False))
     return r if out is None else write_out(r, out, "nonzero")
+
+
+def nonzero_static(input, *, size, fill_value=-1):
+    """Same as `torch.nonzero_static`: nonzero's indices in a (size, input.dim()) result, cut at size rows or
+    padded with fill_value."""
+    x = input._data
+    found = XP[x.__class__].argwhere(x)
+    r = XP[x.__class__].full((size, x.ndim), fill_value, np.int64)
+    k = min(size, found.shape[0])
+    r[:k] = found[:k]
+    return _t(r)
 
 
 def argwhere(input):
@@ -324,6 +335,6 @@ def bincount(input, weights=None, minlength=0):
 
 
 # ---------------------------------------------------------------- binding
-for _name in ("nonzero", "argwhere", "sort", "argsort", "msort", "topk", "kthvalue", "unique", "unique_consecutive",
+for _name in ("nonzero", "nonzero_static", "argwhere", "sort", "argsort", "msort", "topk", "kthvalue", "unique", "unique_consecutive",
               "histc", "histogram", "bincount"):
     setattr(Tensor, _name, globals()[_name])

@@ -653,6 +653,10 @@ def silu(input, inplace=False):
     """Same as `torch.nn.functional.silu`."""
     if inplace:
         return _silu_(input)
+    if getattr(input, "is_complex", bool)():  # torch's complex silu (forward only); the fused kernel is real-only
+        if input.requires_grad and GRAD[0]:
+            raise RuntimeError("silu does not support automatic differentiation for outputs with complex dtype.")
+        return input * input.sigmoid()
     _check(input, "silu_cpu", "silu")
     return dispatch1(_SILU, input)
 

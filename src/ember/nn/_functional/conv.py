@@ -672,7 +672,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     eye = ember.tensor(np.eye(math.prod(k), dtype=x._data.dtype).reshape((math.prod(k), 1) + k), device=x.device)
     w = eye.repeat(c, 1, 1, 1)
     y = dispatch2(_CONV, x, w, stride, pad, pad, dil, c)  # (N, C*K, *O)
-    y = y.reshape(n, c * math.prod(k), -1)
+    y = y.reshape(n, c * math.prod(k), math.prod(osz))
     return y.squeeze(0) if unb else y
 
 

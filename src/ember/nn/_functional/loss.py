@@ -632,8 +632,8 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     if tuple(var.shape) != tuple(input.shape):
         if tuple(input.shape[:-1]) == tuple(var.shape):
             var = var.unsqueeze(-1)
-        elif tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1:
-            pass
+        elif input.dim() == var.dim() and sum(v for i, v in zip(input.shape, var.shape) if i != v) == 1:
+            pass  # one dimension of size 1 where input's differs: broadcast (torch: (4, 1, 32, 32) for (4, 3, 32, 32))
         else:
             raise ValueError("var is of incorrect size")
     if reduction not in _REDUCTIONS:
@@ -775,7 +775,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
                 raise RuntimeError("target out of range")
             js.append(int(j))
         is_target[i, js] = True
-        pair[i, js] += 1
+        np.add.at(pair[i], js, 1)  # a repeated target counts each time, as in torch
     pair *= ~is_target[:, None, :]
     z = (1 - (x.unsqueeze(2) - x.unsqueeze(1))).clamp_min(0)
     loss = (z * _const(pair, x._data)).sum((1, 2)) / c

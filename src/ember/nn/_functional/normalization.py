@@ -113,6 +113,8 @@ def _norm_bwd(ctx, g):
     _, xhat, mu, invstd, axes, sshape, wview, waxes, has_w, has_b, fixed, _ = ctx.attrs
     need = ctx.needs_input_grad
     xa, ga = ctx.inputs[0]._data, g._data
+    if not xa.size:  # an empty input: an empty input gradient and zero parameter gradients
+        return (wrap(ga.astype(xa.dtype)),) + tuple(wrap(_xp(xa).zeros(s, xa.dtype)) for s in ctx.shapes[1:])
     if sshape is None and wview is None and not fixed and xa.size and xa.dtype in _BLAS_DTYPES \
             and ga.dtype == xa.dtype:
         return _trailing_bwd(ctx, xa, ga, xhat, mu, invstd, has_w, has_b, need)
@@ -344,6 +346,13 @@ def _trailing_ok(xa, weight, bias):
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Same as `torch.nn.functional.batch_norm`."""
     x = input
+    if not x.numel():  # an empty batch: the running statistics are left as they are (torch)
+        y = x.clone()
+        if x.dim() >= 2:
+            view = (1, x.shape[1]) + (1,) * (x.dim() - 2)
+            y = y if weight is None else y * weight.reshape(view)
+            y = y if bias is None else y + bias.reshape(view)
+        return y
     if x.dim() < 2:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-max(x.dim(), 1)}, "
                          f"{max(x.dim(), 1) - 1}], but got 1)")

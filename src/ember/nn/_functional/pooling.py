@@ -348,8 +348,7 @@ def _avg_fwd(x, G):
             out = flat.sum(-1).reshape(lead + outs)
         else:
             out = x.reshape(lead + _split(outs, k)).sum(tuple(range(-2 * nd + 1, 0, 2)))
-        out /= _dev(div, x)
-        return out
+        return _divide(out, _dev(div, x))
     if any(p) or any(hi):
         x = np.pad(x, _pad_widths(x, nd, p, hi))
     w = sliding_window_view(x, k, axis=tuple(range(-nd, 0)))
@@ -360,8 +359,17 @@ def _avg_fwd(x, G):
     out = w[(Ellipsis,) + kernel[0]].copy()
     for j in kernel[1:]:
         out += w[(Ellipsis,) + j]
-    out /= _dev(div, x)
-    return out
+    return _divide(out, _dev(div, x))
+
+
+def _divide(out, div):
+    """out / div, in place for floats; int64 (which torch pools too) divides with truncation toward zero."""
+    if out.dtype.kind in "fcV":
+        out /= div
+        return out
+    q = out // div
+    q += (q * div != out) & (out < 0)
+    return q
 
 
 def _avg_spread(g, G):
@@ -421,8 +429,10 @@ def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_
     name = f"avg_pool{nd}d"
     check_tensor(input, name)
     _check_dims(input, nd, name)
-    if input._data.dtype.kind not in "fc":
-        raise RuntimeError(f'"{name}" not implemented for \'{_TYPE_NAMES.get(input._data.dtype.name, "Long")}\'')
+    dt = input._data.dtype
+    if dt.kind not in "fcV" and dt != np.int64:
+        kernel = "avg_pool3d_out_frame" if nd == 3 else "avg_pool2d"  # torch pools 1-d inputs in 2-d
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_TYPE_NAMES.get(dt.name, dt.name)}\'')
     k, s, p, _d, outs = _geometry(input, nd, name, kernel_size, stride, padding, 1, ceil_mode)
     sp = tuple(input.shape[-nd:])
     hi = tuple(max(0, (outs[i] - 1) * s[i] + k[i] - sp[i] - p[i]) for i in range(nd))
@@ -514,6 +524,14 @@ _ADAPTIVE_BLOCK = {nd: Op(f"adaptive_avg_pool{nd}d", _avg_fwd, _avg_bwd, node_na
 def _adaptive_avg(nd, input, output_size):
     name = f"adaptive_avg_pool{nd}d"
     _check_adaptive(input, nd, name)
+    dt = input._data.dtype
+    if dt.kind not in "fcV":
+        tname = _TYPE_NAMES.get(dt.name, dt.name)
+        if all(o == 1 for o in _adaptive_size(output_size, input, nd, name)):  # torch takes a mean there
+            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point "
+                               f"or complex dtype. Got: {tname}")
+        kernel = "adaptive_avg_pool3d_cpu" if nd == 3 else "adaptive_avg_pool2d"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{tname}\'')
     outs = _adaptive_size(output_size, input, nd, name)
     sp = tuple(input.shape[-nd:])
     if all(o and n % o == 0 for n, o in zip(sp, outs)) and input._data.dtype.kind in "fc":
