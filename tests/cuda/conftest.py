@@ -58,7 +58,7 @@ def gpu(request):
 # Everything through which the host reads a device array's values (and so waits for the GPU): CuPy's explicit
 # copies, and the Python conversions CuPy implements by copying to the host.
 _HOST_READS = ("get", "item", "tolist", "__bool__", "__int__", "__float__", "__complex__", "__index__", "__array__",
-               "__format__", "__repr__", "__str__", "__dlpack__")
+               "__format__", "__repr__", "__str__")
 
 
 class HostReads:
