@@ -6,7 +6,7 @@ from collections import OrderedDict
 import numpy as np
 
 from . import _dtype
-from ._backend import check_cuda_dtype, device_of, module_for, to_device
+from ._backend import check_cuda_dtype, device_of, host, module_for, to_device
 from ._device import CPU
 from ._device import device as _device_cls
 from ._dtype import FROM_NP, get_default_dtype
@@ -477,14 +477,14 @@ class Tensor:
         if d.size != 1:
             raise RuntimeError(f"a Tensor with {d.size} elements cannot be converted to Scalar")
         if d.__class__ is not np.ndarray:
-            d = d.get()
+            d = host(d)
         v = d.reshape(()).item() if d.dtype.kind != "V" else float(d.reshape(()))
         return v
 
     def tolist(self):
         d = self._data
         if d.__class__ is not np.ndarray:
-            d = d.get()
+            d = host(d)
         if d.dtype.kind == "V":
             d = d.astype(np.float32)
         return d.tolist()
@@ -500,7 +500,7 @@ class Tensor:
                                 "tensor to host memory first.")
             return self._data
         d = self._data
-        return d if d.__class__ is np.ndarray else d.get()
+        return d if d.__class__ is np.ndarray else host(d)
 
     def __array_wrap__(self, array, context=None, return_scalar=False):
         # a NumPy ufunc applied to a tensor gives a tensor, as in torch (bool results as uint8, torch's legacy)
@@ -514,7 +514,7 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         if self._requires_grad and GRAD[0]:  # as torch: NumPy conversion goes through numpy()
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        d = self._data if self._data.__class__ is np.ndarray else self._data.get()
+        d = self._data if self._data.__class__ is np.ndarray else host(self._data)
         if dtype is not None and d.dtype != dtype:
             return d.astype(dtype)
         return d.copy() if copy else d
@@ -641,7 +641,8 @@ class Tensor:
     def __index__(self):
         if self._data.dtype.kind not in "biu" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self._data.reshape(()))
+        d = self._data
+        return int(d.reshape(()) if d.__class__ is np.ndarray else host(d).reshape(()))
 
     def __hash__(self):
         return id(self)
@@ -677,7 +678,7 @@ class Tensor:
 
     def __reduce_ex__(self, protocol):
         # pickled by value; ember.multiprocessing and ember.save replace this with their own reducers
-        d = self._data if self._data.__class__ is np.ndarray else self._data.get()
+        d = self._data if self._data.__class__ is np.ndarray else host(self._data)
         return (_rebuild, (type(self), np.array(d), str(self.device), self._requires_grad, self._grad))
 
     def __deepcopy__(self, memo):

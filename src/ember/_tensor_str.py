@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ._backend import host
 from ._dtype import FROM_NP, default_complex, get_default_dtype, int64
 from ._dtype import bool as _bool
 
@@ -196,7 +197,7 @@ def _summarized(arr):
 
 def _to_printable(arr):
     if arr.__class__ is not np.ndarray:
-        arr = arr.get()
+        arr = host(arr)
     if arr.dtype.kind == "V":  # bfloat16 (ml_dtypes): exact in float32
         arr = arr.astype(np.float32)
     return arr

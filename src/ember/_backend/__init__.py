@@ -3,6 +3,7 @@ import ml_dtypes
 import numpy as np
 
 from .._device import CPU, device
+from . import deferred as _deferred
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -184,6 +185,20 @@ def _refuse_cuda_dtype(dt):
                            "float16 or float32 on the GPU")
 
 
+def host(array):
+    """A device array copied to the host, after raising any device check that failed (see NOTE [ Deferred device
+    checks ] in deferred.py): every read of device values that makes the host wait goes through here."""
+    if _deferred._pending:
+        _deferred.synchronize()
+    return array.get()
+
+
+def maybe_any(mask):
+    """mask.any() for a NumPy array; True for a device array, whose answer would make the host wait for the GPU:
+    code that only skips work when nothing is set takes the general path there."""
+    return mask.__class__ is not np.ndarray or mask.any()
+
+
 def module_for(dev):
     """The array module for an ember device."""
     if dev.type == "cpu":
@@ -201,7 +216,7 @@ def to_device(array, dev, non_blocking=False):
             out = empty_pinned(array.shape, array.dtype)
             array.get(stream=XP[type(array)].cuda.get_current_stream(), out=out, blocking=False)
             return out
-        return array.get()
+        return host(array)
     cp = cupy()
     check_cuda_dtype(array.dtype)
     idx = dev.index if dev.index is not None else cp.cuda.runtime.getDevice()

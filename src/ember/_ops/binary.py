@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _dtype
 from .._autocast import AUTOCAST, cast_args
-from .._backend import XP
+from .._backend import XP, deferred, maybe_any
 from .._dtype import _PROMOTE, FROM_NP, result_type_of, scalar_dtype
 from .._tensor import Tensor
 from .._tensor_str import SCALAR_NAMES
@@ -381,6 +381,9 @@ def _floating(a, b):
 def _check_int_divisor(a, b):
     """Integer division by zero is an error in torch, as in Python."""
     if a._data.dtype.kind in "biu":
+        if isinstance(b, Tensor) and b._data.__class__ is not np.ndarray:  # reported at the next synchronization
+            deferred.fail_if_any(XP[b._data.__class__], b._data == 0, RuntimeError, "ZeroDivisionError")
+            return
         zero = (b == 0) if not isinstance(b, Tensor) else bool((b._data == 0).any())
         if zero:
             raise RuntimeError("ZeroDivisionError")
@@ -708,7 +711,7 @@ def fmod(input, other, *, out=None):
 def _int_pow(x, e):
     """Integer powers with torch's rules for negative exponents: 1 ** -n = 1, (-1) ** -n = +-1, else 0."""
     neg = e < 0
-    if not neg.any():
+    if not maybe_any(neg):
         return np.power(x, e)
     r = np.power(x, np.where(neg, e.dtype.type(0), e))
     one = r.dtype.type(1)

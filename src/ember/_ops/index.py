@@ -16,7 +16,7 @@ import warnings
 import ml_dtypes
 import numpy as np
 
-from .._backend import XP, read_only
+from .._backend import XP, deferred, read_only
 from .._dtype import FROM_NP
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD
@@ -141,7 +141,7 @@ def _add_rows(y, idx, v):
         return
     v = (np.broadcast_to(v, full) if v.shape != full else v).reshape((idx.size,) + y.shape[1:])
     n = y.shape[0]
-    if idx.min() < 0:
+    if idx.__class__ is not np.ndarray or idx.min() < 0:  # on a GPU always: asking would make the host wait
         idx = np.where(idx < 0, idx + n, idx)
     if y.__class__ is not np.ndarray:  # CuPy: no reduceat; its scatter_add sums repeated rows atomically
         import cupyx
@@ -335,6 +335,8 @@ def parse_key(key, shape):
             has_adv = True
         else:
             basic.append(_ALL)
+            if v.__class__ is not np.ndarray:
+                v = _device_index(v, shape[dim], sum(1 for a in adv if a.__class__ is not slice))
             adv.append(v)
             dim += 1
             has_adv = True
@@ -348,6 +350,13 @@ def parse_key(key, shape):
         return None, adv, name
     basic.append(Ellipsis)
     return tuple(basic), adv, name
+
+
+def _device_index(a, n, ordinal):
+    """A device index array for a dim of size n, clipped into [-n, n): NumPy raises for an index out of range, CuPy
+    wraps it silently; torch's error comes at the next synchronization (see NOTE [ Deferred device checks ])."""
+    return deferred.check_range(XP[a.__class__], a, -n, n, IndexError,
+                                f"index {{}} is out of bounds for dimension {ordinal} with size {n}")
 
 
 def _adv_error(shape, adv, exc):
@@ -417,7 +426,7 @@ def _getitem(self, key):
     if c is Tensor:
         a = key._data
         if a.dtype.kind == "i" and a.dtype.itemsize >= 4 and a.ndim and self._data.ndim:
-            return _index(self, (a,))
+            return _index(self, (a if a.__class__ is np.ndarray else _device_index(a, self._data.shape[0], 0),))
     elif c is tuple:
         fast = _basic_fast(self, key)
         if fast is not None:

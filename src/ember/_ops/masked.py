@@ -1,6 +1,7 @@
 """Mask and flat-index ops: masked_fill, masked_select, masked_scatter, take, put and take_along_dim."""
 import numpy as np
 
+from .._backend import XP, deferred
 from .._dtype import FROM_NP
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import bump_version
@@ -176,15 +177,19 @@ _TAKE = Op("take", lambda x, idx: x.reshape(-1).take(idx), _take_bwd, SAVE_NONE)
 def take(input, index):
     """Same as `torch.take`."""
     idx = _long_index(index, "take")
-    n = input._data.size
-    _check_take_bounds(idx, n)
-    return dispatch1(_TAKE, input, np.where(idx < 0, idx + n, idx) if idx.size and idx.min() < 0 else idx)
+    return dispatch1(_TAKE, input, _take_index(idx, input._data.size))
 
 
-def _check_take_bounds(idx, n):
+def _take_index(idx, n):
+    """idx checked to lie in [-n, n), negatives wrapped; on a GPU clipped, reported at the next synchronization."""
+    if idx.__class__ is not np.ndarray:
+        idx = deferred.check_range(XP[idx.__class__], idx, -n, n, IndexError,
+                                   f"out of range: tried to access index {{}} on a tensor of {n} elements.")
+        return np.where(idx < 0, idx + n, idx)
     if idx.size and (idx.min() < -n or idx.max() >= n):
         v = int(idx[(idx < -n) | (idx >= n)].reshape(-1)[0])
         raise IndexError(f"out of range: tried to access index {v} on a tensor of {n} elements.")
+    return np.where(idx < 0, idx + n, idx) if idx.size and idx.min() < 0 else idx
 
 
 def _k_put(y, idx, src, accumulate):
@@ -218,9 +223,7 @@ def _put_args(input, index, source):
     if source._data.dtype != input._data.dtype:
         raise RuntimeError(f"put_(): self ({_scalar_name(input._data)}) and source ({_scalar_name(source._data)}) "
                            f"must have the same scalar type")
-    n = input._data.size
-    _check_take_bounds(idx, n)
-    return np.where(idx < 0, idx + n, idx) if idx.size and idx.min() < 0 else idx
+    return _take_index(idx, input._data.size)
 
 
 def put(input, index, source, accumulate=False):

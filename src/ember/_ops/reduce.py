@@ -21,7 +21,7 @@ import numpy as np
 from .. import _dtype
 from .. import return_types as _rt
 from .._autocast import AUTOCAST, cast_one
-from .._backend import XP
+from .._backend import XP, maybe_any
 from .._tensor import Tensor
 from .._tensor_str import SCALAR_NAMES
 from ._dispatch import SAVE_BOTH, SAVE_INPUTS, SAVE_NONE, Op, dispatch1
@@ -251,7 +251,7 @@ def _prod_fwd(x, dim, keepdim, np_dtype):
 
 def _prod_grad(x, y, g, dim):
     """d(prod x)/dx_j = prod_{i != j} x_i along dim; y and g broadcast against x."""
-    if not (x._data == 0).any():
+    if not maybe_any(x._data == 0):
         return g * _conj(y / x)
     # with zeros, y / x is undefined: the product of the others is the exclusive products from both ends
     left = _exclusive_cumprod(x, dim)

@@ -6,7 +6,7 @@ import numpy as np
 from .. import _dtype
 from .. import return_types as _rt
 from .._autocast import AUTOCAST, cast_one
-from .._backend import XP
+from .._backend import XP, maybe_any
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD
 from ._dispatch import SAVE_BOTH, SAVE_NONE, Op, dispatch1
@@ -114,7 +114,7 @@ def _cumprod_bwd(ctx, g):
     if xd.ndim == 0:
         return g
     zero = xd == 0
-    if not zero.any():
+    if not maybe_any(zero):
         return _rcumsum(g * _conj(y), dim) / _conj(x)
     # Past the first zero of a line every product holds that zero: no gradient. Before it, the formula above
     # holds. At it, grad_z = sum_{k>=z} g_k prod_{i<=k, i!=z} x_i: the cumprod with that zero replaced by one.
@@ -232,7 +232,7 @@ def _log_or_lowest(t):
     """log(t) where t > 0, else the lowest finite float: unlike -inf it keeps the log-space sums below free of
     inf - inf, so the double backward stays finite (torch's formulation)."""
     z = t._data <= 0
-    if not z.any():
+    if not maybe_any(z):
         return t.log()
     lowest = ml_dtypes.finfo(t._data.dtype).min
     return (t * _const(~z, t) + _const(z, t)).log() + _const(np.where(z, lowest, 0), t)

@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 
-from .._backend import XP
+from .._backend import XP, deferred
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import bump_version
@@ -27,11 +27,18 @@ def _dim_index(index, name, message, allow32=True):
     return a
 
 
-def _check_bounds(idx, n, dim, exc=RuntimeError, fmt="index {v} is out of bounds for dimension {dim} with size {n}"):
+_BOUNDS = "index {v} is out of bounds for dimension {dim} with size {n}"
+
+
+def _check_bounds(idx, n, dim, exc=RuntimeError, fmt=_BOUNDS):
+    """idx, checked to lie in [0, n); on a GPU clipped into it, the check reported at the next synchronization."""
+    if idx.__class__ is not np.ndarray:
+        return deferred.check_range(XP[idx.__class__], idx, 0, n, exc, fmt.format(v="{}", dim=dim, n=n))
     # one pass: seen as unsigned, negative indices are huge
     if idx.size and idx.view(np.uint64 if idx.dtype.itemsize == 8 else np.uint32).max() >= n:
         v = int(idx[(idx < 0) | (idx >= n)].reshape(-1)[0])
         raise exc(fmt.format(v=v, dim=dim, n=n))
+    return idx
 
 
 def _same_dtype(a, b, message):
@@ -128,8 +135,7 @@ def _gather_args(input, dim, index, name="gather"):
             if d != dim and idx.shape[d] > x.shape[d]:
                 raise RuntimeError(f"Size does not match at dimension {d} expected index {_fmt(idx.shape)} to be no "
                                    f"larger than self {_fmt(x.shape)} apart from dimension {dim}")
-    _check_bounds(idx, x.shape[dim] if x.ndim else 1, dim)
-    return dim, idx
+    return dim, _check_bounds(idx, x.shape[dim] if x.ndim else 1, dim)
 
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
@@ -235,8 +241,7 @@ def _scatter_args(input, dim, index, src, name="scatter"):
                                                                     f"{_fmt(s.shape)}" if s is not None else ""))
     if s is not None and s.dtype != x.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    _check_bounds(idx, x.shape[dim] if x.ndim else 1, dim)
-    return dim, idx
+    return dim, _check_bounds(idx, x.shape[dim] if x.ndim else 1, dim)
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
@@ -455,7 +460,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
 
 
 # ---------------------------------------------------------------- index_select / index_add / index_copy / index_fill
-def _index_args(x, dim, index, source, name, message):
+def _index_args(x, dim, index, source, name, message, bounds_exc=RuntimeError, bounds_prefix=""):
     """dim and a checked 1-D index array for the index_* ops (source: a tensor of matching shape, or None)."""
     idx = _dim_index(index, name, message)
     a = x._data
@@ -474,8 +479,7 @@ def _index_args(x, dim, index, source, name, message):
         if max(s.ndim, 1) != max(a.ndim, 1) or any(s.shape[d] != a.shape[d] for d in range(a.ndim) if d != dim):
             raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified "
                                f"dimension. Got self.shape = {_fmt(a.shape)} source.shape = {_fmt(s.shape)}")
-    _check_bounds(idx, n, dim)
-    return dim, idx
+    return dim, _check_bounds(idx, n, dim, bounds_exc, bounds_prefix + _BOUNDS)
 
 
 def _dim_front(a, dim):
@@ -565,8 +569,8 @@ def index_select(input, dim, index, *, out=None):
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     x = input._data
-    _check_bounds(idx, x.shape[dim] if x.ndim else 1, dim,
-                  fmt="INDICES element is out of DATA bounds, id={v} axis_dim={n}")
+    idx = _check_bounds(idx, x.shape[dim] if x.ndim else 1, dim,
+                        fmt="INDICES element is out of DATA bounds, id={v} axis_dim={n}")
     r = dispatch1(_INDEX_SELECT, input, dim, idx.reshape(-1) if x.ndim else idx)
     return r if out is None else write_out(r, out, "index_select")
 
@@ -604,13 +608,11 @@ def _index_copy_args(input, dim, index, source):
         raise IndexError(f"index_copy_(): When source and destination are not scalars, their dimensionality must "
                          f"match. Source dimensionality ({sn}), destination dimensionality ({dn})")
     try:
-        dim, idx = _index_args(input, dim, index, source, "index_copy_", _INDEX_COPY_MSG)
+        dim, idx = _index_args(input, dim, index, source, "index_copy_", _INDEX_COPY_MSG, IndexError, "index_copy_(): ")
     except RuntimeError as e:
         msg = str(e)
         if "Number of indices" in msg:
             raise IndexError(msg.replace("source.size(dim): ", "source.size(dim) ").split(", for dim")[0]) from None
-        if "out of bounds" in msg:
-            raise IndexError("index_copy_(): " + msg) from None
         raise
     if input._data.dtype != source._data.dtype:
         raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
@@ -640,12 +642,7 @@ def _index_fill_args(input, dim, index, value):
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
     if isinstance(index, Tensor) and index._data.ndim > 1:
         raise RuntimeError("Index has to be a vector/scalar")
-    try:
-        dim, idx = _index_args(input, dim, index, None, "index_fill_", "")
-    except RuntimeError as e:
-        if "out of bounds" in str(e):
-            raise IndexError(str(e)) from None
-        raise
+    dim, idx = _index_args(input, dim, index, None, "index_fill_", "", IndexError)
     v, vt = _fill_value(value, input._data, "index_fill_")
     return dim, idx, v, vt
 

@@ -10,7 +10,7 @@ import numpy as np
 from .. import _dtype
 from .. import return_types as _rt
 from .._autocast import AUTOCAST, cast_one
-from .._backend import XP, sort_keys
+from .._backend import XP, deferred, maybe_any, sort_keys
 from .._tensor import Tensor
 from .._tensor_str import SCALAR_NAMES
 from ._dispatch import SAVE_BOTH, SAVE_NONE, Op, dispatch1
@@ -81,7 +81,7 @@ def _std_to_var_grad(g, y):
     """d std = d var / (2 std); torch gives 0 where std is 0."""
     yd = y._data
     zero = yd == 0
-    if zero.any():
+    if maybe_any(zero):
         return g / (2 * (y + _const(zero, y))) * _const(~zero, y)
     return g / (2 * y)
 
@@ -274,20 +274,20 @@ def _vnorm_bwd(ctx, g):
         return g * _sgn(x) * _spread(ax, y, dims, keepdim, False)
     yd = y._data
     yz = yd == 0
-    ysafe = y + _const(yz, y) if yz.any() else y  # torch: zero gradient where the norm is 0
+    ysafe = y + _const(yz, y) if maybe_any(yz) else y  # torch: zero gradient where the norm is 0
     ye = expand_grad(ysafe, shape, dims, keepdim)
     if ord == 2:
         return g * x / ye
     # general p: g * sgn(x) |x|^(p-1) / norm^(p-1); torch gives 0 where x is 0 or the norm is 0
     xz = x._data == 0
     ax = x * _sgn(x) if x._data.dtype.kind != "c" else x.abs()
-    if xz.any():
+    if maybe_any(xz):
         ax = ax + _const(xz, ax)
     gx = g * _sgn(x) * ax ** (ord - 1) / ye ** (ord - 1)
     keep = ~xz
-    if yz.any():
+    if maybe_any(yz):
         keep &= ~_keep_np(yz, shape, dims, keepdim)
-    return gx if keep.all() else gx * _const(keep, ax)
+    return gx if keep.__class__ is np.ndarray and keep.all() else gx * _const(keep, ax)
 
 
 VECTOR_NORM = Op("linalg_vector_norm", _vnorm_fwd, _vnorm_bwd, SAVE_BOTH)
@@ -361,6 +361,11 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 # ---------------- median / nanmedian / mode ----------------
 def _median_all_fwd(x, ignore_nan):
     flat = x.reshape(-1)
+    if flat.__class__ is not np.ndarray and flat.size and _is_float(x.dtype):  # no host read: NaNs sort last
+        xp = XP[flat.__class__]
+        n, nn = flat.size, xp.isnan(flat).sum()
+        k = xp.maximum(n - nn - 1, 0) // 2 if ignore_nan else xp.where(nn > 0, n - nn, (n - 1) // 2)
+        return flat[xp.argsort(sort_keys(flat))[k]]
     if _is_float(x.dtype):
         nan = np.isnan(flat)
         if nan.any():
@@ -489,6 +494,11 @@ def _q_array(input, q):
         if q._data.ndim > 1:
             raise RuntimeError("quantile() q must be a scalar or 1D tensor")
         qa = q._data
+        if qa.__class__ is not np.ndarray:  # reported at the next synchronization, replaced by 0 meanwhile
+            ok = (qa >= 0) & (qa <= 1)
+            deferred.fail_if_any(XP[qa.__class__], ~ok, RuntimeError, "quantile() q values must be in the range "
+                                 "[0, 1]")
+            return XP[qa.__class__].where(ok, qa, qa.dtype.type(0))
         if ((qa < 0) | (qa > 1)).any():
             raise RuntimeError("quantile() q values must be in the range [0, 1]")
         return qa

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _dtype
 from .._autocast import AUTOCAST, LISTED, cast_one
-from .._backend import scipy_module
+from .._backend import maybe_any, scipy_module
 from .._dtype import FROM_NP, result_type_of
 from .._tensor import Tensor
 from .._tensor_str import SCALAR_NAMES
@@ -493,8 +493,8 @@ ERFINV, erfinv = define("erfinv", _scipy("erfinv"),
 def _lgamma(x):
     r = _gammaln(x)
     at_neg_inf = x == -np.inf  # torch: lgamma(-inf) = inf (scipy: -inf)
-    if at_neg_inf.any():
-        r[at_neg_inf] = np.inf
+    if maybe_any(at_neg_inf):
+        r = np.where(at_neg_inf, r.dtype.type(np.inf), r)
     return r
 
 
@@ -505,7 +505,7 @@ LGAMMA, lgamma = define("lgamma", _kernel(_lgamma, composite=True), lambda ctx, 
 def _digamma(x):
     r = _psi(x)
     # torch: digamma(+-0) is -+inf (scipy gives -inf for both)
-    return np.where(x == 0, np.copysign(np.inf, -x).astype(r.dtype), r) if (x == 0).any() else r
+    return np.where(x == 0, np.copysign(np.inf, -x).astype(r.dtype), r) if maybe_any(x == 0) else r
 
 
 DIGAMMA, digamma = define("digamma", _kernel(_digamma, composite=True),

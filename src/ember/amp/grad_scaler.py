@@ -4,7 +4,7 @@ from enum import Enum
 
 import numpy as np
 
-from .._backend import XP
+from .._backend import XP, host
 
 __all__ = ["GradScaler", "OptState"]
 
@@ -89,6 +89,7 @@ class GradScaler:
         from .._dtype import float16, float32
         from .._ops.creation import full
         found = {}
+        factors = {}
         for group in optimizer.param_groups:
             for param in group["params"]:
                 g = param.grad
@@ -101,7 +102,10 @@ class GradScaler:
                 if key not in found:
                     found[key] = full((), 0.0, dtype=float32, device=dev)
                 d = g._data
-                d *= d.dtype.type(inv_scale)  # in place: the optimizer sees the unscaled gradient
+                factor = factors.get((d.__class__, d.dtype))
+                if factor is None:
+                    factor = factors[(d.__class__, d.dtype)] = _factor(inv_scale, d)
+                d *= factor  # in place: the optimizer sees the unscaled gradient
                 if d.__class__ is not np.ndarray:  # a device flag, no host sync per gradient
                     if d.dtype.kind in "fc":
                         f = found[key]._data
@@ -121,7 +125,9 @@ class GradScaler:
             raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
         if opt_state["stage"] is OptState.STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
-        inv_scale = 1.0 / float(self._scale._data.astype(np.float64))
+        s = self._scale._data
+        # on a GPU the inverse stays there: unscaling never waits for the device, as in torch
+        inv_scale = 1.0 / (float(s.astype(np.float64)) if s.__class__ is np.ndarray else s.astype(np.float64))
         opt_state["found_inf_per_device"] = self._unscale_grads_(optimizer, inv_scale, False)
         opt_state["stage"] = OptState.UNSCALED
 
@@ -167,7 +173,10 @@ class GradScaler:
                           for f in st["found_inf_per_device"].values()]
             if not found_infs:
                 raise AssertionError("No inf checks were recorded prior to update.")
-            if sum(float(f._data) for f in found_infs):
+            if scale._data.__class__ is not np.ndarray and all(f._data.__class__ is scale._data.__class__
+                                                                for f in found_infs):
+                self._update_on_device(scale._data, tracker._data, [f._data for f in found_infs])
+            elif sum(float(f._data) for f in found_infs):
                 scale._data *= np.float32(self._backoff_factor)
                 tracker._data[...] = 0
             else:
@@ -179,6 +188,18 @@ class GradScaler:
                     grown = 0
                 tracker._data[...] = grown
         self._per_optimizer_states = {}
+
+    def _update_on_device(self, scale, tracker, found_infs):
+        """update()'s rules as device ops (torch's _amp_update_scale_): the host never waits for the GPU here."""
+        xp = XP[scale.__class__]
+        found = (found_infs[0] if len(found_infs) == 1 else xp.stack(found_infs).sum()) > 0
+        grown = tracker + 1
+        due = grown == self._growth_interval
+        bigger = scale * np.float32(self._growth_factor)
+        grow = due & xp.isfinite(bigger)
+        new = xp.where(found, scale * np.float32(self._backoff_factor), xp.where(grow, bigger, scale))
+        scale[...] = new
+        tracker[...] = xp.where(found | due, 0, grown)
 
     def get_scale(self):
         """Same as `torch.amp.GradScaler.get_scale`: a Python float (1.0 when disabled)."""
@@ -252,6 +273,15 @@ class GradScaler:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+
+
+def _factor(inv_scale, d):
+    """inv_scale (a float, or a 0-dim float64 device array) as a multiplier of d's dtype on d's device."""
+    if inv_scale.__class__ is float:
+        return d.dtype.type(inv_scale)
+    if inv_scale.__class__ is d.__class__:
+        return inv_scale.astype(d.dtype)
+    return d.dtype.type(float(host(inv_scale)))
 
 
 def _all_finite(d):

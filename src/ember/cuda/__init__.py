@@ -7,6 +7,7 @@ what is missing.
 import importlib.util
 
 from .._backend import cupy_bf16_missing
+from .._backend import deferred as _deferred
 from . import _state
 from .memory import (
     OutOfMemoryError,
@@ -120,10 +121,13 @@ def device_of(obj):
 
 
 def synchronize(device=None):
-    """Same as `torch.cuda.synchronize`: waits for all work queued on the GPU (current one when None)."""
+    """Same as `torch.cuda.synchronize`: waits for all work queued on the GPU (current one when None), then raises
+    the first device-side check that failed (an index out of range...), as torch reports its device asserts."""
     cp = _cupy()
-    with cp.cuda.Device(_state.device_index(device)):
+    index = _state.device_index(device)
+    with cp.cuda.Device(index):
         cp.cuda.runtime.deviceSynchronize()
+    _deferred.synchronize(device=index)
 
 
 class _CudaDeviceProperties:

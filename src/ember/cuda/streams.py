@@ -1,6 +1,7 @@
 """CUDA streams and events: thin wrappers of CuPy's, so that CuPy kernels (ember's ops) run on ember's streams."""
 import threading
 
+from .._backend import deferred as _deferred
 from .._device import device as _Device
 from . import _state
 
@@ -60,8 +61,9 @@ class Stream:
         return bool(self._cs.done)
 
     def synchronize(self):
-        """Waits for all work queued on this stream."""
+        """Waits for all work queued on this stream, then raises the first failed device-side check queued on it."""
         self._cs.synchronize()
+        _deferred.synchronize(device=self.device.index, stream=self._cs.ptr)
 
     def __enter__(self):
         ctx = StreamContext(self)

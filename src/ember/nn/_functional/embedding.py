@@ -1,7 +1,7 @@
 """nn.functional: embedding, embedding_bag and one_hot."""
 import numpy as np
 
-from ..._backend import XP
+from ..._backend import XP, deferred
 from ..._ops._dispatch import Op, dispatch1, wrap
 from ..._ops.index import _add_at
 from ...autograd.grad_mode import GRAD
@@ -21,8 +21,12 @@ def _check_indices(indices, what="embedding"):
 
 
 def _check_range(idx, n):
+    """idx, checked to lie in [0, n); on a GPU clipped into it, the check reported at the next synchronization."""
+    if idx.__class__ is not np.ndarray:
+        return deferred.check_range(XP[idx.__class__], idx, 0, n, IndexError, "index out of range in self")
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise IndexError("index out of range in self")
+    return idx
 
 
 # ----- embedding: a gather whose backward scatters rows back (index_add, so it is differentiable again) -----
@@ -75,6 +79,8 @@ _EMBEDDING = Op("embedding", _embedding_fwd, _embedding_bwd, node_name="Embeddin
 def _renorm_(weight, idx, max_norm, norm_type):
     """Rescales, in place, the rows of weight that idx references whose norm exceeds max_norm (as torch)."""
     w = weight._data
+    if w.__class__ is not np.ndarray:
+        return _renorm_device(weight, idx, max_norm, norm_type)
     rows = np.unique(idx)
     sub = w[rows]
     if norm_type == np.inf:
@@ -86,6 +92,21 @@ def _renorm_(weight, idx, max_norm, norm_type):
         scale = (max_norm / (norms[hit] + 1e-7)).astype(w.dtype)
         w[rows[hit]] = sub[hit] * scale[:, None]
         bump_version(weight, "embedding_renorm_")
+
+
+def _renorm_device(weight, idx, max_norm, norm_type):
+    # rows referenced twice are rescaled twice from the same values (the same write): no unique(), whose size
+    # the host would have to wait for
+    w = weight._data
+    flat = idx.reshape(-1)
+    sub = w[flat]
+    if norm_type == np.inf:
+        norms = np.abs(sub).max(1)
+    else:
+        norms = (np.abs(sub) ** norm_type).sum(1) ** (1.0 / norm_type)
+    scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(w.dtype)
+    w[flat] = sub * scale[:, None]
+    bump_version(weight, "embedding_renorm_")
 
 
 def _padding(padding_idx, num):
@@ -108,8 +129,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     num = weight.shape[0]
     padding_idx = _padding(padding_idx, num)
     _check_indices(input)
-    idx = input._data
-    _check_range(idx, num)
+    idx = _check_range(input._data, num)
     if max_norm is not None:
         _renorm_(weight, idx, max_norm, norm_type)
     return dispatch1(_EMBEDDING, weight, idx, padding_idx, bool(scale_grad_by_freq))
@@ -169,7 +189,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     flat, ids, b = _bag_ids(input, offsets, include_last_offset)
     num, dim = weight.shape
     padding_idx = _padding(padding_idx, num)
-    _check_range(flat, num)
+    flat = _check_range(flat, num)
     keep = None
     if padding_idx is not None:
         keep = flat != padding_idx
@@ -227,7 +247,12 @@ def one_hot(tensor, num_classes=-1):
         if a.size == 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
         num_classes = int(a.max()) + 1
-    if a.size:
+    if a.size and a.__class__ is not np.ndarray:  # reported at the next synchronization, clipped meanwhile
+        xp = XP[a.__class__]
+        deferred.fail_if_any(xp, a < 0, RuntimeError, "Class values must be non-negative.")
+        deferred.fail_if_any(xp, a >= num_classes, RuntimeError, "Class values must be smaller than num_classes.")
+        a = xp.clip(a, 0, num_classes - 1)
+    elif a.size:
         if a.min() < 0:
             raise RuntimeError("Class values must be non-negative.")
         if a.max() >= num_classes:

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from ..._autocast import AUTOCAST, cast_args
-from ..._backend import XP
+from ..._backend import XP, deferred
 from ..._ops import reduce as _rd
 from ..._ops._dispatch import SAVE_INPUTS, SAVE_NONE, Op, dispatch, dispatch1
 from ..._ops.binary import where as _where
@@ -229,10 +229,17 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 # ---------------- binary cross entropy ----------------
 def _bce_fwd(x, t):
     # written so that NaN fails the check too, as in torch
-    if x.size and not (x.min() >= 0 and x.max() <= 1):
-        raise RuntimeError("all elements of input should be between 0 and 1")
-    if t.size and not (t.min() >= 0 and t.max() <= 1):
-        raise RuntimeError("all elements of target should be between 0 and 1")
+    if x.__class__ is not np.ndarray:  # reported at the next synchronization (see NOTE [ Deferred device checks ])
+        xp = _xp(x)
+        deferred.fail_if_any(xp, ~((x >= 0) & (x <= 1)), RuntimeError, "all elements of input should be between 0 "
+                             "and 1")
+        deferred.fail_if_any(xp, ~((t >= 0) & (t <= 1)), RuntimeError, "all elements of target should be between 0 "
+                             "and 1")
+    else:
+        if x.size and not (x.min() >= 0 and x.max() <= 1):
+            raise RuntimeError("all elements of input should be between 0 and 1")
+        if t.size and not (t.min() >= 0 and t.max() <= 1):
+            raise RuntimeError("all elements of target should be between 0 and 1")
     with np.errstate(divide="ignore"):
         a = np.maximum(np.log(x), -100)
         b = np.maximum(np.log1p(-x), -100)
@@ -345,13 +352,17 @@ def _class_setup(input, target, weight, ignore_index, reduction, smoothing):
     tt = t.reshape(-1).astype(np.intp, copy=False)
     dt = x.dtype
     n = tt.shape[0]
-    if n and 0 <= tt.min() and tt.max() < c and not 0 <= ignore_index < c and weight is None and not smoothing:
-        # the common case: valid targets, nothing ignored, no weights: one scalar coefficient
-        return x, tt, (1.0 / n if reduction == "mean" else 1.0), None, None, nd == 1
-    m = tt != ignore_index
-    bad = m & ((tt < 0) | (tt >= c))
-    if bad.any():
-        raise IndexError(f"Target {int(tt[bad][0])} is out of bounds.")
+    if tt.__class__ is np.ndarray:
+        if n and 0 <= tt.min() and tt.max() < c and not 0 <= ignore_index < c and weight is None and not smoothing:
+            # the common case: valid targets, nothing ignored, no weights: one scalar coefficient
+            return x, tt, (1.0 / n if reduction == "mean" else 1.0), None, None, nd == 1
+        m = tt != ignore_index
+        bad = m & ((tt < 0) | (tt >= c))
+        if bad.any():
+            raise IndexError(f"Target {int(tt[bad][0])} is out of bounds.")
+    else:  # reported at the next synchronization; clipped meanwhile (see NOTE [ Deferred device checks ])
+        m = tt != ignore_index
+        tt = deferred.check_range(_xp(tt), tt, 0, c, IndexError, "Target {} is out of bounds.", valid=m)
     tt = np.where(m, tt, 0)
     if weight is not None:
         w = weight._data
@@ -365,7 +376,10 @@ def _class_setup(input, target, weight, ignore_index, reduction, smoothing):
         wt = m.astype(dt)
     if reduction == "mean":
         d = wt.sum()
-        scale = (1.0 / d) if d != 0 else math.nan
+        if tt.__class__ is np.ndarray:
+            scale = (1.0 / d) if d != 0 else math.nan
+        else:  # a device value: 1 / 0 is inf, and 0 * inf gives the nan of an all-ignored batch
+            scale = 1.0 / d
     else:
         scale = 1.0
     s = wt * ((1.0 - smoothing) * scale)
@@ -638,7 +652,9 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
             raise ValueError("var is of incorrect size")
     if reduction not in _REDUCTIONS:
         raise ValueError(reduction + " is not valid")
-    if (var._data < 0).any():
+    if var._data.__class__ is not np.ndarray:
+        deferred.fail_if_any(_xp(var._data), var._data < 0, ValueError, "var has negative entry/entries")
+    elif (var._data < 0).any():
         raise ValueError("var has negative entry/entries")
     vd = var.detach()
     var = var + (vd.clamp(min=eps) - vd)  # clamped value, identity gradient (torch clamps in place under no_grad)
@@ -734,7 +750,10 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     c = x.shape[1]
     t = target.reshape(-1, 1)
     td = t._data
-    if ((td < 0) | (td >= c)).any():
+    if td.__class__ is not np.ndarray:
+        td = deferred.check_range(_xp(td), td, 0, c, RuntimeError, "target out of range")
+        t = Tensor._make(td)
+    elif ((td < 0) | (td >= c)).any():
         raise RuntimeError("target out of range")
     xt = x.gather(1, t)
     z = (margin - xt + x).clamp_min(0)

@@ -9,7 +9,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view as _np_windows
 
-from ..._backend import XP
+from ..._backend import XP, deferred
 from ..._ops._dispatch import Op, dispatch1
 from ...autograd.grad_mode import GRAD
 from ._args import check_tensor
@@ -190,9 +190,10 @@ def _max_fwd(x, nd, k, s, p, d, outs, offsets):
     arg = XP[best.__class__].full(best.shape, n - 1, dtype=np.int8 if n < 128 else np.int32)
     for j in range(n - 2, -1, -1):
         arg -= (arg - j) * (w[kernel[j]] == best)
-    if best.dtype.kind == "f" and np.isnan(best).any():
-        for j in range(n):  # torch keeps the last NaN it meets
-            arg[np.isnan(w[kernel[j]])] = j
+    if best.dtype.kind == "f" and (best.__class__ is not np.ndarray or np.isnan(best).any()):
+        xp = XP[best.__class__]
+        for j in range(n):  # torch keeps the last NaN it meets (on a GPU, done whether or not there is one)
+            xp.copyto(arg, j, where=xp.isnan(w[kernel[j]]))
     base, delta = offsets
     return best, _dev(delta, x)[arg] + _dev(base, x)
 
@@ -298,7 +299,13 @@ def _max_unpool(nd, input, indices, kernel_size, stride, padding, output_size):
                            f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}")
     idx = indices._data
     size = math.prod(out_sp)
-    if idx.size and (idx.min() < 0 or idx.max() >= size):
+    if idx.__class__ is not np.ndarray and idx.size:  # reported at the next synchronization, clipped meanwhile
+        xp = XP[idx.__class__]
+        lo, hi = idx.min(), idx.max()
+        deferred.defer(xp, (lo < 0) | (hi >= size), xp.where(hi >= size, hi, lo), RuntimeError,
+                       f"Found an invalid max index: {{}} (output volumes are of size {'x'.join(map(str, out_sp))}")
+        idx = xp.clip(idx, 0, size - 1)
+    elif idx.size and (idx.min() < 0 or idx.max() >= size):
         bad = idx.max() if idx.max() >= size else idx.min()
         raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
                            f"{'x'.join(map(str, out_sp))}")

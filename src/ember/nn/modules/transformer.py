@@ -71,7 +71,9 @@ def _get_seq_len(src, batch_first):
 def _detect_is_causal_mask(mask, is_causal=None, size=None):
     """True when is_causal is True, or when it is None and mask equals the square causal mask."""
     make_causal = is_causal is True
-    if is_causal is None and mask is not None:
+    # a GPU mask is not compared: the answer would make the host wait for the GPU, and it is only a hint (the mask
+    # itself is applied either way, with the same result)
+    if is_causal is None and mask is not None and mask.device.type == "cpu":
         sz = size if size is not None else mask.shape[-2]
         causal = _generate_square_subsequent_mask(sz, device=mask.device, dtype=mask.dtype)
         make_causal = bool((mask == causal).all()) if mask.shape == causal.shape else False

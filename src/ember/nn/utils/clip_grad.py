@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from ..._backend import xp_of
+from ..._backend import host, xp_of
 from ..._tensor import Tensor
 from ...autograd.graph import bump_version
 
@@ -94,6 +94,12 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     if not tensors:
         return tensor(0.0)
     arrays = [t._data for t in tensors]
+    cls = arrays[0].__class__
+    if cls is not np.ndarray and all(a.__class__ is cls for a in arrays):
+        total = _device_total_norm(xp_of(arrays[0]), arrays, norm_type)
+        if error_if_nonfinite and not bool(xp_of(total).isfinite(total)):  # the one host read, as in torch
+            raise RuntimeError(_NONFINITE_MSG.format(norm_type))
+        return Tensor._make(total)
     total = _fast_two_norm(arrays) if norm_type == 2.0 else None
     if total is None:
         total = _total_norm(arrays, norm_type)
@@ -115,6 +121,18 @@ def _total_norm(arrays, norm_type):
     return np.asarray(_vector_norm(np, np.array(norms, dtype=_acc_dtype(dtype)), norm_type), dtype=dtype)
 
 
+def _device_total_norm(xp, arrays, norm_type):
+    """_total_norm on the GPU: computed there, never read by the host."""
+    dtype = _norm_dtype(arrays[0].dtype)
+    norms = []
+    for a in arrays:
+        nd = _norm_dtype(a.dtype)
+        dtype = np.promote_types(dtype, nd)
+        norms.append(_vector_norm(xp, a, norm_type).astype(nd))
+    acc = _acc_dtype(dtype)
+    return _vector_norm(xp, xp.stack([n.astype(acc) for n in norms]), norm_type).astype(dtype)
+
+
 def _grads(parameters):
     return [p._grad for p in parameters if p._grad is not None]
 
@@ -129,7 +147,9 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
         return
     tn = total_norm._data if isinstance(total_norm, Tensor) else np.asarray(total_norm, dtype=np.float32)
     if tn.__class__ is not np.ndarray:
-        tn = tn.get()
+        if all(g._data.__class__ is tn.__class__ for g in grads):
+            return _clip_on_device(grads, max_norm, tn)
+        tn = host(tn)
     # computed in total_norm's dtype (a Python float is weak, as in torch)
     coef = np.minimum(max_norm / (tn + 1e-6), 1.0)
     # a factor of exactly 1 leaves every value as it is: only the version counters move, as after torch's mul_
@@ -145,6 +165,20 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
                 np.multiply(a, c, out=a)
             else:
                 xp_of(a).multiply(a, xp_of(a).asarray(c), out=a)
+        bump_version(g, "mul_")
+
+
+def _clip_on_device(grads, max_norm, tn):
+    # every gradient is multiplied, by 1 where the norm is below max_norm: deciding to skip would read the GPU
+    xp = xp_of(tn)
+    coef = xp.minimum(max_norm / (tn + 1e-6), 1.0)
+    cast = {}
+    for g in grads:
+        a = g._data
+        c = cast.get(a.dtype)
+        if c is None:
+            c = cast[a.dtype] = coef.astype(a.dtype)
+        xp.multiply(a, c, out=a)
         bump_version(g, "mul_")
 
 
