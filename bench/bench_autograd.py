@@ -6,31 +6,28 @@ from bench.runner import bench
 _SMALL = np.random.default_rng(0).standard_normal(16).astype(np.float32)
 
 
-@bench("autograd")
-def chain_100_small_ops_fwd_bwd(lib):
+def _chain(lib, rounds):
+    """rounds x (mul, add, tanh, mul, sub) on a 16-element tensor, then backward."""
     x = lib.tensor(_SMALL, requires_grad=True)
 
     def step():
         y = x
-        for _ in range(25):
+        for _ in range(rounds):
             y = (y * 1.01 + 0.1).tanh() - y * 0.5
         y.sum().backward()
         x.grad = None
     return step
+
+
+@bench("autograd")
+def chain_100_small_ops_fwd_bwd(lib):
+    return _chain(lib, 25)
 
 
 @bench("autograd")
 def chain_1000_small_ops_fwd_bwd(lib):
     """A long graph: what Python's garbage collector costs while it is alive shows here."""
-    x = lib.tensor(_SMALL, requires_grad=True)
-
-    def step():
-        y = x
-        for _ in range(250):
-            y = (y * 1.01 + 0.1).tanh() - y * 0.5
-        y.sum().backward()
-        x.grad = None
-    return step
+    return _chain(lib, 250)
 
 
 @bench("autograd")
