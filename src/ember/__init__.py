@@ -35,6 +35,7 @@ from ._ops.random import *  # noqa: F401,F403
 from ._ops.functional_aliases import *  # noqa: F401,F403
 from ._ops.windows import *  # noqa: F401,F403
 from ._ops.spectral import *  # noqa: F401,F403
+from ._ops.view_variants import *  # noqa: F401,F403
 from ._ops.softmax import log_softmax, softmax
 from . import autograd
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
