@@ -8,9 +8,9 @@ import pytest
 import ember
 import ember.nn.functional as F
 
-# 0-d in, 1-d out by definition, or random
-_NOT_ELEMENTWISE = {"atleast_1d", "flatten", "ravel", "flipud", "fliplr", "cartesian_prod", "normal", "rrelu",
-                    "dropout", "alpha_dropout", "feature_alpha_dropout", "gumbel_softmax", "bernoulli", "poisson",
+# 0-d in, 1-d out by definition, a dimension needed (as in torch), or random
+_NOT_ELEMENTWISE = {"atleast_1d", "flatten", "ravel", "flipud", "fliplr", "cartesian_prod", "slice_copy", "normal",
+                    "rrelu", "dropout", "alpha_dropout", "feature_alpha_dropout", "gumbel_softmax", "bernoulli", "poisson",
                     "rand_like", "randn_like", "randint_like", "multinomial"}
 
 

@@ -16,7 +16,9 @@ __all__ = ["as_strided_copy", "detach_copy", "diagonal_copy", "narrow_copy", "pe
 
 
 def _slice(input, dim=0, start=None, end=None, step=1):
-    return input[(slice(None),) * (dim % max(input.dim(), 1)) + (slice(start, end, step),)]
+    if not input.dim():
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    return input[(slice(None),) * (dim % input.dim()) + (slice(start, end, step),)]
 
 
 def _copying(view, name):
