@@ -85,7 +85,10 @@ class ndarray(np.ndarray):
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         if getattr(np, ufunc.__name__, None) is not ufunc:  # CuPy maps only NumPy's own ufuncs (not scipy's)
             return NotImplemented
-        args = [_host(x) for x in inputs]
+        if method == "at":  # CuPy takes host index arrays in ufunc.at, as in indexing
+            args = [_host(inputs[0]), _unwrap_key(inputs[1])] + [_host(x) for x in inputs[2:]]
+        else:
+            args = [_host(x) for x in inputs]
         if out is not None:
             kwargs["out"] = tuple(_host(o) for o in out)
         r = getattr(ufunc, method)(*args, **kwargs)

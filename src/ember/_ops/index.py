@@ -17,6 +17,7 @@ import ml_dtypes
 import numpy as np
 
 from .._backend import XP, read_only
+from .._backend.accumulate import add_at as _add_at
 from .._dtype import FROM_NP
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD
@@ -124,14 +125,6 @@ def _kadd(y, basic, adv, v):
         _add_at(y, adv, v)
 
 
-def _add_at(y, idx, v):
-    if y.__class__ is np.ndarray:
-        np.add.at(y, idx, v)
-    else:
-        import cupyx
-        cupyx.scatter_add(y, idx, v)
-
-
 def _add_rows(y, idx, v):
     """y[idx] += v over the first axis with repeated rows summed: sorting and np.add.reduceat beat np.add.at,
     which runs element by element."""
@@ -143,9 +136,8 @@ def _add_rows(y, idx, v):
     n = y.shape[0]
     if idx.min() < 0:
         idx = np.where(idx < 0, idx + n, idx)
-    if y.__class__ is not np.ndarray:  # CuPy: no reduceat; its scatter_add sums repeated rows atomically
-        import cupyx
-        cupyx.scatter_add(y, idx, v)
+    if y.__class__ is not np.ndarray:  # CuPy: no reduceat; its add.at sums repeated rows atomically
+        _add_at(y, idx, v)
         return
     if idx.size == 1 or np.bincount(idx, minlength=n).max() <= 1:
         y[idx] += v

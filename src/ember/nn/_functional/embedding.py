@@ -2,8 +2,8 @@
 import numpy as np
 
 from ..._backend import XP
+from ..._backend.accumulate import add_at
 from ..._ops._dispatch import Op, dispatch1, wrap
-from ..._ops.index import _add_at
 from ...autograd.grad_mode import GRAD
 from ...autograd.graph import bump_version
 from ._args import check_tensor
@@ -41,7 +41,7 @@ def _embedding_bwd(ctx, g):
     if scale or padding_idx is not None:
         g2 = _mask_scale(g2.copy(), flat, num, padding_idx, scale)
     gw = _xp(g2).zeros((num, dim), dtype=g2.dtype)
-    _add_at(gw, flat, g2)
+    add_at(gw, flat, g2)
     return (wrap(gw),)
 
 

@@ -1,0 +1,89 @@
+"""Ops whose NumPy primitive CuPy 14 lacks or computes differently (ufunc.at, ufunc.accumulate), on the device
+against the CPU: values, gradients, devices of the results."""
+import numpy as np
+import pytest
+
+import ember
+
+
+def _run(fn, arrays, dev, grad=True):
+    ins = [ember.tensor(a, device=dev, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
+    out = fn(*ins)
+    outs = list(out) if isinstance(out, tuple) else [out]
+    grads = []
+    diff = [o for o in outs if o.requires_grad]
+    wanted = [t for t in ins if t.requires_grad]
+    if diff and wanted:
+        rng = np.random.default_rng(1)
+        ws = [ember.tensor(rng.standard_normal(o.shape), dtype=o.dtype, device=dev) for o in diff]
+        grads = [g for g in ember.autograd.grad(diff, wanted, ws, allow_unused=True)]
+    return outs + grads
+
+
+def _same(fn, *arrays, gpu, grad=True, rtol=1e-12):
+    cpu = _run(fn, arrays, "cpu", grad)
+    dev = _run(fn, arrays, "cuda", grad)
+    assert len(cpu) == len(dev)
+    for c, d in zip(cpu, dev):
+        if c is None:
+            assert d is None
+            continue
+        assert type(d._data) is gpu.ndarray and d.dtype == c.dtype and d.shape == c.shape
+        np.testing.assert_allclose(d.detach().cpu().numpy(), c.detach().numpy(), rtol=rtol, atol=1e-12, equal_nan=True)
+
+
+_X = np.random.default_rng(0).standard_normal((4, 5)) / 3  # thirds: not exact in float32
+_I = np.array([[0, 1, 0, 3, 3], [2, 2, 0, 1, 3]])
+
+
+@pytest.mark.parametrize("reduce", ["amax", "amin", "prod", "sum", "mean"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce(reduce, include_self, gpu):
+    """amax/amin on CuPy's float atomics rounded float64 through float32, so the gradient's ties were lost (NaN)."""
+    src = _X[:2].copy()
+    src[0, 1] = src[0, 0]  # a tie
+    _same(lambda x, s: x.scatter_reduce(1, ember.tensor(_I[:, :4], device=x.device), s, reduce,
+                                        include_self=include_self), _X[:2, :4].copy(), src[:, :4], gpu=gpu)
+
+
+@pytest.mark.parametrize("reduce", ["prod", "amax", "amin", "mean"])
+def test_index_reduce(reduce, gpu):
+    x = _X.copy()
+    x[1, 2] = 0.0
+    _same(lambda a, s: a.index_reduce(0, ember.tensor([0, 2, 0, 0], device=a.device), s, reduce), x, _X[::-1].copy(),
+          gpu=gpu)
+
+
+def test_scatter_reduce_nan_and_integers(gpu):
+    x = _X[:2].copy()
+    x[1, 3] = np.nan
+    _same(lambda a: a.scatter_reduce(1, ember.tensor(_I, device=a.device), a * 2, "amax"), x, gpu=gpu, grad=False)
+    xi = (np.arange(10).reshape(2, 5) - 4).astype(np.int64)
+    for reduce in ("prod", "amax", "amin", "sum"):
+        _same(lambda a: a.scatter_reduce(1, ember.tensor(_I, device=a.device), a + 1, reduce), xi, gpu=gpu)
+
+
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+def test_cummax_cummin_ties_and_nan(name, gpu):
+    x = np.array([[1.0, 3.0, 3.0, 2.0, np.nan, 5.0, 1.0], [4.0, 4.0, -1.0, 4.0, 7.0, 7.0, 0.0]])
+    _same(lambda a: tuple(getattr(a, name)(1)), x, gpu=gpu)
+    _same(lambda a: tuple(getattr(ember, name)(a, 0)), x.T.copy(), gpu=gpu)
+    _same(lambda a: tuple(getattr(a, name)(0)), np.array([3, 1, 3, 5, 2]), gpu=gpu)
+
+
+def test_logcumsumexp_wide_range(gpu):
+    x = np.array([[-1000.0, 0.0, 1000.0, -np.inf, 3.0], [2.0, 2.0, 2.0, 2.0, 2.0]])
+    _same(lambda a: a.logcumsumexp(1), x, gpu=gpu, grad=False)
+    _same(lambda a: a.logcumsumexp(0), _X, gpu=gpu)
+
+
+@pytest.mark.parametrize("dtype", [ember.complex128, ember.complex64, ember.int8, ember.int16, ember.uint8,
+                                   ember.float16])
+def test_accumulating_writes_in_dtypes_without_atomics(dtype, gpu):
+    """index_put_(accumulate=True) and index_add on dtypes CuPy's add.at refuses."""
+    def run(dev):
+        x = ember.zeros(4, 2, dtype=dtype, device=dev)
+        v = ember.ones(3, 2, dtype=dtype, device=dev)
+        x.index_put_((ember.tensor([0, 3, 0], device=dev),), v, accumulate=True)
+        return x.index_add(0, ember.tensor([1, 1, 2], device=dev), v).cpu().numpy()
+    np.testing.assert_array_equal(run("cuda"), run("cpu"))
