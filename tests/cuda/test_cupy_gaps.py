@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import ember
+import ember.nn.functional as F
 
 
 def _run(fn, arrays, dev, grad=True):
@@ -75,6 +76,19 @@ def test_logcumsumexp_wide_range(gpu):
     x = np.array([[-1000.0, 0.0, 1000.0, -np.inf, 3.0], [2.0, 2.0, 2.0, 2.0, 2.0]])
     _same(lambda a: a.logcumsumexp(1), x, gpu=gpu, grad=False)
     _same(lambda a: a.logcumsumexp(0), _X, gpu=gpu)
+
+
+def test_embedding_bag_max(gpu):
+    """The winning row was found by comparing with CuPy's float32-rounded maxima: none matched, and the gather
+    took the sentinel index (index 6 is out of bounds for dimension 0 with size 6)."""
+    w = np.random.default_rng(2).standard_normal((7, 3)) / 3
+    w[5, 1] = w[4, 1]  # a tie inside a bag
+    idx = np.array([1, 2, 4, 5, 4, 3])
+    _same(lambda t: F.embedding_bag(ember.tensor(idx, device=t.device), t, ember.tensor([0, 2, 2], device=t.device),
+                                    mode="max"), w, gpu=gpu)
+    w[2, 0] = np.nan
+    _same(lambda t: F.embedding_bag(ember.tensor(idx, device=t.device), t, ember.tensor([0, 2], device=t.device),
+                                    mode="max"), w, gpu=gpu, grad=False)
 
 
 @pytest.mark.parametrize("dtype", [ember.complex128, ember.complex64, ember.int8, ember.int16, ember.uint8,

@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..._backend import XP
-from ..._backend.accumulate import add_at
+from ..._backend.accumulate import add_at, reduce_at
 from ..._ops._dispatch import Op, dispatch1, wrap
 from ...autograd.grad_mode import GRAD
 from ...autograd.graph import bump_version
@@ -199,19 +199,18 @@ def _bag_max(rows, ids, counts, b, dim):
     """Per-bag, per-column maximum as a gather of the winning rows (empty bags give zeros)."""
     r = rows._data
     xp = _xp(r)
+    n = r.shape[0]
     best = xp.full((b, dim), -np.inf, dtype=r.dtype)
-    np.maximum.at(best, ids, r)
-    # the first row of each bag reaching the maximum wins, as a gather index
-    win = xp.zeros((b, dim), dtype=np.int64)
-    pos = xp.arange(r.shape[0])
-    hit = r == best[ids]
-    cand = np.where(hit, pos[:, None], r.shape[0])
-    first = xp.full((b, dim), r.shape[0], dtype=np.int64)
-    np.minimum.at(first, ids, cand)
+    reduce_at(np.maximum, best, ids, r)
+    # the first row of each bag reaching the maximum (a NaN, if the bag has one) wins, as a gather index
+    top = best[ids]
+    hit = (r == top) | ((r != r) & (top != top))
+    first = xp.full((b, dim), n, dtype=np.int64)
+    reduce_at(np.minimum, first, ids, np.where(hit, xp.arange(n)[:, None], n))
+    win = np.where(first < n, first, 0)  # empty bags: any row, zeroed below
+    out = rows.gather(0, wrap(win)) if n else rows.new_zeros((b, dim))
     empty = counts == 0
-    win[~empty] = first[~empty]
-    out = rows.gather(0, wrap(win)) if r.shape[0] else rows.new_zeros((b, dim))
-    if empty.any() and r.shape[0]:
+    if empty.any() and n:
         out = out * wrap((~empty).astype(r.dtype)[:, None])
     return out
 
