@@ -101,3 +101,26 @@ def test_accumulating_writes_in_dtypes_without_atomics(dtype, gpu):
         x.index_put_((ember.tensor([0, 3, 0], device=dev),), v, accumulate=True)
         return x.index_add(0, ember.tensor([1, 1, 2], device=dev), v).cpu().numpy()
     np.testing.assert_array_equal(run("cuda"), run("cpu"))
+
+
+def test_lstsq_results_stay_on_the_device(gpu):
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((2, 5, 3)), rng.standard_normal((2, 5, 2))
+    for driver in ("gelsd", "gelsy"):
+        cpu = ember.linalg.lstsq(ember.tensor(a), ember.tensor(b), driver=driver)
+        dev = ember.linalg.lstsq(ember.tensor(a, device="cuda"), ember.tensor(b, device="cuda"), driver=driver)
+        for c, d in zip(cpu, dev):
+            assert type(d._data) is gpu.ndarray and d.dtype == c.dtype and d.shape == c.shape
+            np.testing.assert_allclose(d.cpu().numpy(), c.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_solve_broadcasts_batches(gpu):
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((3, 3)) + 3 * np.eye(3)
+    _same(lambda x, y: ember.linalg.solve(x, y), a, rng.standard_normal((2, 3, 4)), gpu=gpu, rtol=1e-10)
+    _same(lambda x, y: ember.linalg.solve(x, y), np.stack([a, a.T]), rng.standard_normal((3, 1)), gpu=gpu,
+          rtol=1e-10)
+    for dev in ("cpu", "cuda"):  # the same error on both
+        with pytest.raises(RuntimeError, match=r"The size of tensor a \(2\) must match the size of tensor b \(3\)"):
+            ember.linalg.solve(ember.tensor(np.stack([a, a, a]), device=dev),
+                               ember.tensor(np.ones((2, 3, 1)), device=dev))
