@@ -124,3 +124,8 @@ def test_solve_broadcasts_batches(gpu):
         with pytest.raises(RuntimeError, match=r"The size of tensor a \(2\) must match the size of tensor b \(3\)"):
             ember.linalg.solve(ember.tensor(np.stack([a, a, a]), device=dev),
                                ember.tensor(np.ones((2, 3, 1)), device=dev))
+
+
+def test_polygamma_on_the_device(gpu):
+    _same(lambda a: ember.polygamma(2, a), np.array([0.5, 1.5, 3.0]), gpu=gpu, rtol=1e-10)
+    _same(lambda a: a.digamma(), np.array([0.5, 1.5, 3.0]), gpu=gpu, rtol=1e-10)
