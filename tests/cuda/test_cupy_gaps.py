@@ -1,5 +1,5 @@
-"""Ops whose NumPy primitive CuPy 14 lacks or computes differently (ufunc.at, ufunc.accumulate), on the device
-against the CPU: values, gradients, devices of the results."""
+"""Ops whose NumPy primitive CuPy 14 lacks or computes differently (ufunc.at, ufunc.accumulate, implicit host
+conversion, solve's broadcasting...), on the device against the CPU: values, gradients, devices of the results."""
 import numpy as np
 import pytest
 
@@ -129,3 +129,14 @@ def test_solve_broadcasts_batches(gpu):
 def test_polygamma_on_the_device(gpu):
     _same(lambda a: ember.polygamma(2, a), np.array([0.5, 1.5, 3.0]), gpu=gpu, rtol=1e-10)
     _same(lambda a: a.digamma(), np.array([0.5, 1.5, 3.0]), gpu=gpu, rtol=1e-10)
+
+
+def test_host_values_written_into_device_tensors(gpu):
+    b = ember.zeros(4, device="cuda")
+    b[1:3] = ember.tensor([5.0, 6.0])  # a basic slice: CuPy fills it with host scalars only
+    b[ember.tensor([0, 3])] = ember.tensor([1.0, 2.0])  # an index array
+    b[..., :1] += ember.tensor(1.0)  # a 0-dim CPU tensor goes with any device
+    assert type(b._data) is gpu.ndarray and b.tolist() == [2.0, 5.0, 6.0, 2.0]
+    c = ember.zeros(3)
+    c[1:] = ember.tensor([7.0, 8.0], device="cuda")  # and the other way
+    assert type(c._data) is np.ndarray and c.tolist() == [0.0, 7.0, 8.0]

@@ -16,7 +16,7 @@ import warnings
 import ml_dtypes
 import numpy as np
 
-from .._backend import XP, read_only
+from .._backend import XP, device_of, read_only, to_device
 from .._backend.accumulate import add_at as _add_at
 from .._dtype import FROM_NP
 from .._tensor import Tensor
@@ -512,6 +512,8 @@ def _assign_value(self, value, basic, adv, mask_key):
     d = self._data
     if isinstance(value, Tensor):
         v = value._data
+        if v.__class__ is not d.__class__:  # a tensor on another device is copied over, as torch does
+            v = to_device(v, device_of(d))
         if v.dtype != d.dtype:
             if adv is not None and not (mask_key and v.ndim == 0):
                 _fit_value(self, basic, adv, value)  # torch reports a bad shape before a bad dtype
@@ -587,10 +589,6 @@ def _setitem(self, key, value):
         _kset(self._data, basic, adv, v)
     except (ValueError, IndexError) as e:
         raise _write_error(self, basic, adv, value._data if isinstance(value, Tensor) else v, e) from None
-    except TypeError:  # CuPy refuses host values: a tensor from another device is copied over, as torch does
-        if isinstance(value, Tensor) and value._data.__class__ is not self._data.__class__:
-            return _setitem(self, key, value.to(self.device))
-        raise
     bump_version(self, "copy_" if adv is None else "index_put_")
 
 
