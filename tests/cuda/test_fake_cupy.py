@@ -31,6 +31,10 @@ REJECTED = [
     ("__array__", lambda cp: cp.ones(3).__array__(), TypeError, "Implicit conversion"),
     ("operator.index", lambda cp: operator.index(cp.zeros((), np.int64)), TypeError, "integer"),
     ("list index", lambda cp: [1, 2][cp.zeros((), np.int64)], TypeError, "indices must be integers"),
+    # Python scalars from arrays: through a host copy, with NumPy's rules
+    ("float of 3 elements", lambda cp: float(cp.ones(3)), TypeError, ""),
+    ("int of 3 elements", lambda cp: int(cp.ones(3, np.int64)), TypeError, ""),
+    ("bool of 3 elements", lambda cp: bool(cp.ones(3)), ValueError, "truth value of an array"),
     # host operands in device ops
     ("host right operand", lambda cp: cp.ones(3) + np.ones(3), TypeError, "Unsupported type"),
     ("host left operand", lambda cp: np.ones(3) + cp.ones(3), TypeError, "Unsupported type"),
@@ -169,6 +173,8 @@ WORKS = [
     ("linalg.solve same batch", lambda cp: cp.linalg.solve(cp.ones((2, 3, 3)) + cp.eye(3), cp.ones((2, 3, 4)))),
     ("polygamma(array, x)", lambda cp: _special(cp).polygamma(cp.asarray(1), cp.ones(3))),
     ("float(0-d)", lambda cp: float(cp.ones(()))),
+    ("int(0-d)", lambda cp: int(cp.ones((), np.int64))),
+    ("bool(0-d)", lambda cp: bool(cp.ones((), bool))),
     ("get", lambda cp: cp.ones(3).get()),
     ("asnumpy", lambda cp: cp.asnumpy(cp.ones(3))),
 ]
