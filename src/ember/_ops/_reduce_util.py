@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import _dtype
 from .._backend import XP
+from .._backend.accumulate import add_at
 from .._tensor import Tensor, _wrap_dim
 from .._tensor_str import SCALAR_NAMES
 from ._dispatch import Op, dispatch1
@@ -177,7 +178,7 @@ def _scatter_fwd(g, idx, dim, shape):
     else:
         ix = list(np.ogrid[tuple(slice(s) for s in idx.shape)])
         ix[dim] = idx
-        np.add.at(out, tuple(ix), g)
+        add_at(out, tuple(ix), g)
     return out
 
 

@@ -10,6 +10,7 @@ import builtins
 import numpy as np
 
 from .. import return_types
+from .._backend import xp_of
 from .._tensor import Tensor
 from ._dispatch import SAVE_BOTH, SAVE_INPUTS, SAVE_OUTPUT, Op, dispatch1, dispatch2, wrap
 from ._inplace import write_out
@@ -484,17 +485,19 @@ def _lstsq_fwd(a, b, rcond, driver):
         res.append(r)
         ranks.append(k)
         svals.append(s)
-    sol = np.stack(sols).reshape(shape + (n, b.shape[-1])) if sols else np.zeros(shape + (n, b.shape[-1]), a.dtype)
-    rank = np.array(ranks, np.int64).reshape(shape)
+    xp = xp_of(a)
+    sol = np.stack(sols).reshape(shape + (n, b.shape[-1])) if sols else xp.zeros(shape + (n, b.shape[-1]), a.dtype)
+    # NumPy answers each rank as an integer, CuPy as a 0-dim device array
+    rank = (np.array(ranks, np.int64) if xp is np else xp.asarray(ranks, dtype=np.int64)).reshape(shape)
     real = a.real.dtype
     if driver in ("gelsd", "gelss") and sols:
         sv = np.stack(svals).reshape(shape + (min(m, n),)).astype(real)
     else:
-        sv = np.zeros((0,), real)
+        sv = xp.zeros((0,), real)
     if driver != "gelsy" and m > n and sols and all(k == n for k in ranks):
         resid = np.stack(res).reshape(shape + (b.shape[-1],)).astype(real)
     else:
-        resid = np.zeros((0,), real)
+        resid = xp.zeros((0,), real)
     return sol.astype(a.dtype), resid, rank, sv
 
 

@@ -16,7 +16,8 @@ import warnings
 import ml_dtypes
 import numpy as np
 
-from .._backend import XP, deferred, read_only
+from .._backend import XP, deferred, device_of, read_only, to_device
+from .._backend.accumulate import add_at as _add_at
 from .._dtype import FROM_NP
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD
@@ -124,14 +125,6 @@ def _kadd(y, basic, adv, v):
         _add_at(y, adv, v)
 
 
-def _add_at(y, idx, v):
-    if y.__class__ is np.ndarray:
-        np.add.at(y, idx, v)
-    else:
-        import cupyx
-        cupyx.scatter_add(y, idx, v)
-
-
 def _add_rows(y, idx, v):
     """y[idx] += v over the first axis with repeated rows summed: sorting and np.add.reduceat beat np.add.at,
     which runs element by element."""
@@ -143,9 +136,8 @@ def _add_rows(y, idx, v):
     n = y.shape[0]
     if idx.__class__ is not np.ndarray or idx.min() < 0:  # on a GPU always: asking would make the host wait
         idx = np.where(idx < 0, idx + n, idx)
-    if y.__class__ is not np.ndarray:  # CuPy: no reduceat; its scatter_add sums repeated rows atomically
-        import cupyx
-        cupyx.scatter_add(y, idx, v)
+    if y.__class__ is not np.ndarray:  # CuPy: no reduceat; its add.at sums repeated rows atomically
+        _add_at(y, idx, v)
         return
     if idx.size == 1 or np.bincount(idx, minlength=n).max() <= 1:
         y[idx] += v
@@ -529,6 +521,8 @@ def _assign_value(self, value, basic, adv, mask_key):
     d = self._data
     if isinstance(value, Tensor):
         v = value._data
+        if v.__class__ is not d.__class__:  # a tensor on another device is copied over, as torch does
+            v = to_device(v, device_of(d))
         if v.dtype != d.dtype:
             if adv is not None and not (mask_key and v.ndim == 0):
                 _fit_value(self, basic, adv, value)  # torch reports a bad shape before a bad dtype
@@ -604,10 +598,6 @@ def _setitem(self, key, value):
         _kset(self._data, basic, adv, v)
     except (ValueError, IndexError) as e:
         raise _write_error(self, basic, adv, value._data if isinstance(value, Tensor) else v, e) from None
-    except TypeError:  # CuPy refuses host values: a tensor from another device is copied over, as torch does
-        if isinstance(value, Tensor) and value._data.__class__ is not self._data.__class__:
-            return _setitem(self, key, value.to(self.device))
-        raise
     bump_version(self, "copy_" if adv is None else "index_put_")
 
 

@@ -7,6 +7,7 @@ from .. import _dtype
 from .. import return_types as _rt
 from .._autocast import AUTOCAST, cast_one
 from .._backend import XP, maybe_any
+from .._backend.accumulate import accumulate
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD
 from ._dispatch import SAVE_BOTH, SAVE_NONE, Op, dispatch1
@@ -164,14 +165,14 @@ def _cumext_fwd(ufunc):
     def fwd(x, dim):
         if x.ndim == 0:
             return _zero_dim_pair(x)
-        v = ufunc.accumulate(x, axis=dim)
+        v = accumulate(ufunc, x, dim)
         # torch's index: the latest position holding the running extreme (ties and NaNs move it forward)
         mark = x == v
         if _is_float(x.dtype):
             mark |= np.isnan(x)
         xp = np if x.__class__ is np.ndarray else XP[x.__class__]
         pos = xp.arange(x.shape[dim]).reshape([-1 if i == dim else 1 for i in range(x.ndim)])
-        idx = np.maximum.accumulate(np.where(mark, pos, 0), axis=dim)
+        idx = accumulate(np.maximum, np.where(mark, pos, 0), dim)
         return (v, idx), idx
     return fwd
 
@@ -225,7 +226,7 @@ def _lcse_fwd(x, dim):
             m = xc.real.max(axis=dim, keepdims=True) if xc.size else 0
             m = np.where(np.isfinite(m), m, 0)
             return np.log(np.cumsum(np.exp(xc - m), axis=dim)) + m
-    return _back(np.logaddexp.accumulate(xc, axis=dim), dt)
+    return _back(accumulate(np.logaddexp, xc, dim), dt)
 
 
 def _log_or_lowest(t):

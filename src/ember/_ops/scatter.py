@@ -5,12 +5,13 @@ import warnings
 import numpy as np
 
 from .._backend import XP, deferred
+from .._backend.accumulate import add_at, reduce_at
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import bump_version
 from ._dispatch import SAVE_NONE, Op, check_same_device, dispatch1, dispatch2
 from ._inplace import inplace, make_inplace, write_out
-from .index import _ALL, _NUMBER, _add_at, _add_rows, _fmt, _scalar_for, _scalar_name, _t, _zeros, region_scatter
+from .index import _ALL, _NUMBER, _add_rows, _fmt, _scalar_for, _scalar_name, _t, _zeros, region_scatter
 
 __all__ = ["gather", "index_add", "index_copy", "index_fill", "index_reduce", "index_select", "scatter", "scatter_add",
            "scatter_reduce"]
@@ -155,7 +156,7 @@ def _k_scatter(y, dim, idx, src):
 
 
 def _k_scatter_add(y, dim, idx, src):
-    _add_at(y.reshape(-1), _lin(y.shape, dim, idx), _part(src, idx).reshape(-1))
+    add_at(y.reshape(-1), _lin(y.shape, dim, idx), _part(src, idx).reshape(-1))
 
 
 def _as_nd(a):
@@ -199,14 +200,14 @@ _SCATTER_ADD = Op("scatter_add", lambda x, s, dim, idx: _scatter_fwd(_k_scatter_
 def _k_scatter_multiply(y, dim, idx, src):
     lin = _lin(y.shape, dim, idx)
     v = src if np.ndim(src) == 0 else _part(src, idx).reshape(-1)
-    np.multiply.at(y.reshape(-1), lin, np.broadcast_to(v, lin.shape))
+    reduce_at(np.multiply, y.reshape(-1), lin, v)
 
 
 def _k_scatter_add_value(y, dim, idx, src):
     lin = _lin(y.shape, dim, idx)
     v = src if np.ndim(src) == 0 else _part(src, idx).reshape(-1)
     v = np.broadcast_to(v.astype(y.dtype, copy=False), lin.shape) if v.__class__ in XP else y.dtype.type(v)
-    _add_at(y.reshape(-1), lin, v)
+    add_at(y.reshape(-1), lin, v)
 
 
 _SCATTER_REDUCE_KERNELS = {"add": _k_scatter_add_value, "multiply": _k_scatter_multiply}
@@ -331,7 +332,7 @@ def _identity(reduce, dtype):
     return -np.inf if reduce == "amax" else np.inf
 
 
-_UFUNC_AT = {"prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
+_REDUCE_UFUNC = {"prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
 
 
 def _counts(shape, lin, include_self):
@@ -348,9 +349,9 @@ def _k_scatter_reduce(y, dim, idx, src, reduce, include_self):
     if not include_self:
         flat[lin] = _identity(reduce, y.dtype)
     if reduce in ("sum", "mean"):
-        _add_at(flat, lin, v)
+        add_at(flat, lin, v)
     else:
-        _UFUNC_AT[reduce].at(flat, lin, v)
+        reduce_at(_REDUCE_UFUNC[reduce], flat, lin, v)
     if reduce == "mean":
         cnt = np.maximum(_counts(y.shape, lin, include_self), 1)
         if y.dtype.kind in "iu":
@@ -389,7 +390,7 @@ def _scatter_reduce_bwd(ctx, g):
     hit_x = x == y
     hit_s = _part(src, idx) == _gather_fwd(y, idx, dim)
     cnt = hit_x.astype(np.float64)
-    np.add.at(cnt.reshape(-1), lin, hit_s.reshape(-1))
+    add_at(cnt.reshape(-1), lin, hit_s.reshape(-1))
     share = hit_x / cnt
     if not include_self:
         share[_scattered(shape, lin)] = 0
@@ -407,8 +408,8 @@ def _prod_others(x, s, y, lin, include_self):
     if include_self:
         zeros += (x.reshape(-1) == 0)
         nz = np.where(x.reshape(-1) == 0, 1, x.reshape(-1)).astype(x.dtype)
-    np.add.at(zeros, lin, (flat_s == 0).astype(np.int64))
-    np.multiply.at(nz, lin, np.where(flat_s == 0, 1, flat_s).astype(x.dtype))
+    add_at(zeros, lin, (flat_s == 0).astype(np.int64))
+    reduce_at(np.multiply, nz, lin, np.where(flat_s == 0, 1, flat_s).astype(x.dtype))
 
     def others(v, z, p):
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -6,7 +6,7 @@ Forwards are NumPy/LAPACK calls; backwards are written with ember ops, so higher
 import numpy as np
 
 from .. import return_types
-from .._backend import XP
+from .._backend import XP, xp_of
 from .._tensor import Tensor
 from ._dispatch import SAVE_BOTH, SAVE_INPUTS, SAVE_OUTPUT, Op, dispatch1, dispatch2
 from ._inplace import write_out
@@ -294,6 +294,11 @@ def _is_vector_rhs(A, B):
 
 
 def _solve_fwd(a, b):
+    if a.shape[:-2] != b.shape[:-2] and a.__class__ is not np.ndarray:  # CuPy's solve does not broadcast
+        xp = xp_of(a)
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        a = xp.ascontiguousarray(xp.broadcast_to(a, batch + a.shape[-2:]))
+        b = xp.ascontiguousarray(xp.broadcast_to(b, batch + b.shape[-2:]))
     try:
         return np.linalg.solve(a, b)
     except np.linalg.LinAlgError:

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _dtype
 from .._autocast import AUTOCAST, LISTED, cast_one
-from .._backend import maybe_any, scipy_module
+from .._backend import maybe_any, scipy_module, xp_of
 from .._dtype import FROM_NP, result_type_of
 from .._tensor import Tensor
 from .._tensor_str import SCALAR_NAMES
@@ -67,6 +67,8 @@ def _scipy(name):
     """A scipy.special function as a kernel; half precisions compute in float32 (NOTE [ bfloat16 kernels ])."""
     def f(x, *a):
         fn = getattr(_special(x), name)
+        if a and x.__class__ is not np.ndarray:  # cupyx's Python-level functions (polygamma) take arrays only
+            a = tuple(xp_of(x).asarray(v) for v in a)
         if x.dtype.char in "fd":
             return fn(*a, x).astype(x.dtype, copy=False)
         return fn(*a, x.astype(np.float32)).astype(x.dtype)

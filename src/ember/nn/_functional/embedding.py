@@ -2,8 +2,8 @@
 import numpy as np
 
 from ..._backend import XP, deferred
+from ..._backend.accumulate import add_at, reduce_at
 from ..._ops._dispatch import Op, dispatch1, wrap
-from ..._ops.index import _add_at
 from ...autograd.grad_mode import GRAD
 from ...autograd.graph import bump_version
 from ._args import check_tensor
@@ -45,7 +45,7 @@ def _embedding_bwd(ctx, g):
     if scale or padding_idx is not None:
         g2 = _mask_scale(g2.copy(), flat, num, padding_idx, scale)
     gw = _xp(g2).zeros((num, dim), dtype=g2.dtype)
-    _add_at(gw, flat, g2)
+    add_at(gw, flat, g2)
     return (wrap(gw),)
 
 
@@ -219,19 +219,18 @@ def _bag_max(rows, ids, counts, b, dim):
     """Per-bag, per-column maximum as a gather of the winning rows (empty bags give zeros)."""
     r = rows._data
     xp = _xp(r)
+    n = r.shape[0]
     best = xp.full((b, dim), -np.inf, dtype=r.dtype)
-    np.maximum.at(best, ids, r)
-    # the first row of each bag reaching the maximum wins, as a gather index
-    win = xp.zeros((b, dim), dtype=np.int64)
-    pos = xp.arange(r.shape[0])
-    hit = r == best[ids]
-    cand = np.where(hit, pos[:, None], r.shape[0])
-    first = xp.full((b, dim), r.shape[0], dtype=np.int64)
-    np.minimum.at(first, ids, cand)
+    reduce_at(np.maximum, best, ids, r)
+    # the first row of each bag reaching the maximum (a NaN, if the bag has one) wins, as a gather index
+    top = best[ids]
+    hit = (r == top) | ((r != r) & (top != top))
+    first = xp.full((b, dim), n, dtype=np.int64)
+    reduce_at(np.minimum, first, ids, np.where(hit, xp.arange(n)[:, None], n))
+    win = np.where(first < n, first, 0)  # empty bags: any row, zeroed below
+    out = rows.gather(0, wrap(win)) if n else rows.new_zeros((b, dim))
     empty = counts == 0
-    win[~empty] = first[~empty]
-    out = rows.gather(0, wrap(win)) if r.shape[0] else rows.new_zeros((b, dim))
-    if empty.any() and r.shape[0]:
+    if empty.any() and n:
         out = out * wrap((~empty).astype(r.dtype)[:, None])
     return out
 
