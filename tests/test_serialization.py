@@ -261,6 +261,26 @@ def test_add_safe_globals_and_context_manager():
         ember.load(buf)
 
 
+def test_torchs_environment_switches_for_weights_only(monkeypatch):
+    m = ember.nn.Linear(3, 2)
+    buf = io.BytesIO()
+    ember.save(m, buf)
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    buf.seek(0)
+    with pytest.warns(UserWarning, match="forcing weights_only=False"):
+        assert type(ember.load(buf)) is ember.nn.Linear
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError):  # an explicit weights_only=True still wins
+        ember.load(buf, weights_only=True)
+    monkeypatch.setenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "true")
+    with pytest.raises(RuntimeError, match="Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD`"):
+        ember.load(buf)
+    monkeypatch.delenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError):
+        ember.load(buf, weights_only=False)
+
+
 def test_pickle_module_with_weights_only():
     buf = io.BytesIO()
     ember.save(ember.ones(1), buf)

@@ -964,8 +964,29 @@ _CORRUPT = (_Corrupt, EOFError, pickle.UnpicklingError, zipfile.BadZipFile, zlib
 _CORRUPT_WEIGHTS = _CORRUPT + (ValueError, KeyError, IndexError, TypeError, AttributeError, OverflowError)
 
 
+def _forced_weights_only(weights_only):
+    """weights_only as torch's environment switches set it (a full-pickle load only where the call left it unset)."""
+    yes = ("1", "y", "yes", "true")
+    force = os.getenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in yes
+    force_no = os.getenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() in yes
+    if force and force_no:
+        raise RuntimeError("Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` "
+                           "should be set, but both were set.")
+    if force:
+        return True
+    if force_no and weights_only is None:
+        import warnings
+        warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the`weights_only` "
+                      "argument was not explicitly passed to `torch.load`, forcing weights_only=False.", UserWarning,
+                      stacklevel=3)
+        return False
+    return weights_only
+
+
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
-    """Same as `torch.load`: reads ember's and PyTorch's checkpoints (zip and pre-1.6 formats, and .safetensors)."""
+    """Same as `torch.load`: reads ember's and PyTorch's checkpoints (zip and pre-1.6 formats, and .safetensors).
+    torch's switches TORCH_FORCE_WEIGHTS_ONLY_LOAD and TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD are honoured as torch does."""
+    weights_only = _forced_weights_only(weights_only)
     if weights_only is None:
         weights_only = pickle_module is None
     if weights_only:

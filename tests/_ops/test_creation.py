@@ -401,3 +401,13 @@ def test_sizes_as_keywords():
     assert ember.arange(end=3).tolist() == [0, 1, 2] and ember.arange(start=1, end=3).tolist() == [1, 2]
     with pytest.raises(TypeError, match="arange\\(\\) missing 1 required positional argument: 'end'"):
         ember.arange()
+
+
+def test_from_numpy_takes_ndarray_subclasses_sharing_their_memory(tmp_path):
+    m = np.memmap(tmp_path / "tokens.bin", dtype=np.int32, mode="w+", shape=(4,))
+    t = ember.from_numpy(m)
+    assert type(t._data) is np.ndarray and t.dtype == ember.int32
+    t[0] = 5
+    assert m[0] == 5
+    with pytest.raises(TypeError, match="expected np.ndarray"):
+        ember.from_numpy([1, 2])

@@ -726,3 +726,11 @@ def test_repr_multiline_extra_and_children():
             return "a=1\nb=2"
     assert repr(Two()) == "Two(\n  a=1\n  b=2\n  (sub): Identity()\n)"
     assert repr(nn.Module()) == "Module()"
+
+
+def test_modules_are_found_under_torchs_module_paths():
+    import ember.nn.modules.activation as activation
+    import ember.nn.modules.linear as linear
+    assert activation.MultiheadAttention is nn.MultiheadAttention
+    assert type(nn.MultiheadAttention(4, 2).out_proj) is linear.NonDynamicallyQuantizableLinear
+    assert issubclass(linear.NonDynamicallyQuantizableLinear, nn.Linear)

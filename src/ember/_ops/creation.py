@@ -393,6 +393,8 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
 def from_numpy(ndarray):
     """Same as `torch.from_numpy`: the tensor and the array share memory."""
     if ndarray.__class__ is not np.ndarray:
+        if isinstance(ndarray, np.ndarray):  # a subclass (np.memmap, ...): its memory, as a plain array
+            return from_numpy(ndarray.view(np.ndarray))
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__module__.replace('builtins', '')}"
                         f"{'.' if type(ndarray).__module__ != 'builtins' else ''}{type(ndarray).__name__})")
     _native(ndarray)

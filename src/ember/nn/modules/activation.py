@@ -397,3 +397,8 @@ class Softmax2d(Module):
         if input.dim() not in (3, 4):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
         return _functional().softmax(input, -3)
+
+
+# torch defines MultiheadAttention in this module; programs name it by this path (e.g. in torch.serialization's
+# safe_globals), so it is found here too
+from .attention import MultiheadAttention  # noqa: E402

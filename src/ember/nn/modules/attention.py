@@ -4,17 +4,10 @@ import ember
 from .. import init
 from .._functional import attention as _fa
 from ..parameter import Parameter
-from . import linear as _linear_mod
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
 __all__ = ["MultiheadAttention"]
-
-# torch defines this Linear subclass in nn.modules.linear; it is reused from there when that module has it.
-NonDynamicallyQuantizableLinear = getattr(_linear_mod, "NonDynamicallyQuantizableLinear", None)
-if NonDynamicallyQuantizableLinear is None:
-    class NonDynamicallyQuantizableLinear(_linear_mod.Linear):
-        """Same as `torch.nn.modules.linear.NonDynamicallyQuantizableLinear`: a Linear under another name."""
-
 
 class MultiheadAttention(Module):
     """Same as `torch.nn.MultiheadAttention`."""

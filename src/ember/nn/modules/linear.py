@@ -42,6 +42,11 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """Same as `torch.nn.modules.linear.NonDynamicallyQuantizableLinear` (MultiheadAttention's out_proj): a Linear
+    under another name."""
+
+
 class Bilinear(Module):
     """Same as `torch.nn.Bilinear`."""
     __constants__ = ("in1_features", "in2_features", "out_features")
