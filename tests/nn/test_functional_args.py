@@ -33,3 +33,4 @@ def test_non_tensor_arguments(call, msg):
     with pytest.raises(TypeError) as e:
         call()
     assert str(e.value) == msg
+

@@ -73,6 +73,10 @@ def narrow(input, dim, start, length):
     d = input._data
     if d.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if isinstance(start, bool) or isinstance(length, bool):
+        raise TypeError(f"narrow() received an invalid combination of arguments - got ({type(dim).__name__}, "
+                        f"{type(start).__name__}, {type(length).__name__}), but expected (int dim, int start, "
+                        f"int length)")
     start, length = operator.index(start), operator.index(length)
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")
@@ -343,6 +347,16 @@ def cat(tensors, dim=0, *, out=None, axis=None):
         _check_list(tensors, "cat")
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    try:
+        return _cat_tensors(tensors, dim, out)
+    except AttributeError:  # something that is not a Tensor (free to guard: nothing is paid unless raised)
+        for i, x in enumerate(tensors):
+            if not isinstance(x, Tensor):
+                raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(x).__name__}") from None
+        raise
+
+
+def _cat_tensors(tensors, dim, out):
     d = tensors[0]._data
     shape = d.shape
     if shape and d.__class__ is np.ndarray and shape != (0,):

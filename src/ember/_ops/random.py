@@ -820,6 +820,8 @@ def geometric_(self, p, *, generator=None):
 def cauchy_(self, median=0, sigma=1, *, generator=None):
     """Same as `torch.Tensor.cauchy_`."""
     _float_self(self, "cauchy_cpu")
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_num(sigma)}")
     eng = _engine(generator, self.device)
     return _fill_random(self, eng.cauchy(self._data.shape) * sigma + median, "cauchy_", "CauchyBackward0")
 

@@ -126,6 +126,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if sparse:
         raise NotImplementedError("ember does not support sparse gradients: use sparse=False")
     check_tensor(input, "embedding", "indices", 2)
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
     num = weight.shape[0]
     padding_idx = _padding(padding_idx, num)
     _check_indices(input)

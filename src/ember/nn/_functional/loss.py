@@ -779,6 +779,9 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     if nd > 2 or tuple(target.shape) != tuple(input.shape):
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
                            f"{list(input.shape)}")
+    if nd and input.shape[-1] == 0:
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
     x = input if nd == 2 else input.reshape(1, -1)
     c = x.shape[1]
     td = target.cpu()._data.reshape(x.shape)  # the targets are read on the host
@@ -813,6 +816,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     if AUTOCAST[0]:
         anchor, positive, negative = cast_args("triplet_margin_loss", (anchor, positive, negative))
     reduction = _reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     a, pd, nd = anchor.dim(), positive.dim(), negative.dim()
     if not (a == pd == nd):
         raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "

@@ -70,8 +70,22 @@ _WORDS = {1: "one", 2: "two", 3: "three"}
 
 
 def _check_dims(x, nd, name):
-    if x.ndim not in (nd + 1, nd + 2) or 0 in x.shape[1:]:
+    if x.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input")
+    shape = list(x.shape)
+    if 0 in shape[x.ndim - nd - 1:]:  # an empty batch is fine, an empty channel or spatial dimension is not
+        if nd == 3:
+            kernel = "max_pool3d_with_indices_out_cpu_template" if name.startswith("max") else name
+            raise RuntimeError(f"{kernel}(): Expected input's non-batch dimensions to have positive length, but "
+                               f"input has a shape of {shape} and non-batch dimension "
+                               f"{shape[x.ndim - nd:].index(0) if 0 in shape[x.ndim - nd:] else 0} has length zero!")
+        if name == "max_pool1d":
+            raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
+                               f"for input, but got:{shape}")
+        if nd == 1:  # torch pools 1-d inputs as (N, C, 1, L)
+            shape.insert(len(shape) - 1, 1)
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                           f"got:{shape}")
 
 
 def _out_size(size, k, s, p, d, ceil):
@@ -91,6 +105,9 @@ def _geometry(x, nd, name, kernel_size, stride, padding, dilation, ceil_mode):
     d = _tuple(dilation, nd, "dilation", name)
     if 0 in s:
         raise RuntimeError("stride should not be zero")
+    if min(p) < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {min(p)}" if name == "max_pool1d"
+                           else f"pad must be non-negative, but got pad: {min(p)}")
     if min(k) <= 0:
         raise RuntimeError(f"kernel_size must be greater than zero, but got kH: {k[0]} kW: {k[-1]}")
     if min(d) <= 0:
@@ -511,7 +528,17 @@ def _adaptive_size(output_size, input, nd, name):
         sizes = tuple(output_size)
     else:
         sizes = (output_size,) * nd
-    return tuple(input.shape[-nd + i] if v is None else int(v) for i, v in enumerate(sizes))
+    outs = tuple(input.shape[-nd + i] if v is None else int(v) for i, v in enumerate(sizes))
+    if min(outs) < 0:
+        if name.startswith("adaptive_max"):
+            lead = list(input.shape[:-nd])
+            raise RuntimeError(f"Trying to create tensor with negative dimension {min(outs)}: {lead + list(outs)}")
+        shown = ((1,) + outs) if nd == 1 else outs  # torch's 1-d pooling runs as 2-d
+        kernel = "adaptive_avg_pool3d" if nd == 3 else "adaptive_avg_pool2d"
+        values = ", ".join(map(str, shown[:2])) + "".join(f",{v}" for v in shown[2:])
+        raise RuntimeError(f"{kernel}: elements of output_size must be greater than or equal to 0 but received "
+                           f"{{{values}}}")
+    return outs
 
 
 def _check_adaptive(input, nd, name):
