@@ -485,6 +485,8 @@ class ndarray:
     def reshape(self, *shape, order="C", copy=None):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
+        if copy is None:  # NumPy 2.0's reshape has no copy argument
+            return _wrap(self._a.reshape(shape, order=order), self)
         return _wrap(self._a.reshape(shape, order=order, copy=copy), self)
 
     def transpose(self, *axes):
