@@ -392,3 +392,15 @@ def test_step_before_optimizer_warning_matches():
 
 def test_math_is_used():
     assert math.isclose(elrs.OneCycleLR._annealing_cos(1.0, 0.0, 0.5), tlrs.OneCycleLR._annealing_cos(1.0, 0.0, 0.5))
+
+
+@pytest.mark.parametrize("kwargs", [{"lr": 0.02}, {"lr": 0.02, "nesterov": False, "adjust_lr_fn": "match_rms_adamw",
+                                                    "weight_decay": 0.0, "momentum": 0.8}])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_muon_trajectory_and_state_dict(kwargs, dtype):
+    # Muon takes only matrices; its Newton-Schulz iteration runs in bfloat16 in both libraries
+    eps, tps, eopt, topt = _run("Muon", kwargs, dtype, shapes=[(6, 4), (3, 7)], steps=5)
+    _close(eps, tps, dtype)
+    es, ts = eopt.state_dict(), topt.state_dict()
+    assert list(es["param_groups"][0]) == list(ts["param_groups"][0])
+    assert sorted(es["state"][0]) == sorted(ts["state"][0])

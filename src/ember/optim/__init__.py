@@ -8,6 +8,7 @@ from .adamax import Adamax
 from .adamw import AdamW
 from .asgd import ASGD
 from .lbfgs import LBFGS
+from .muon import Muon
 from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
@@ -18,6 +19,7 @@ from .sgd import SGD
 __all__ = [
            "ASGD",
            "LBFGS",
+           "Muon",
            "SGD",
            "Adadelta",
            "Adafactor",
