@@ -1,46 +1,8 @@
-"""Minimal pytrees for the function transforms: nested tuples, lists and dicts with tensors (or anything) at the
-leaves."""
+"""The pytrees of the function transforms: ember.utils._pytree, plus matching vmap's in_dims against inputs."""
 
-__all__ = ["tree_flatten", "tree_unflatten", "tree_map"]
+from ..utils._pytree import tree_flatten, tree_map, tree_unflatten
 
-
-def tree_flatten(tree):
-    """(leaves, spec): spec rebuilds the tree from a list of leaves with tree_unflatten."""
-    leaves = []
-    return leaves, _flatten(tree, leaves)
-
-
-def _flatten(tree, leaves):
-    cls = type(tree)
-    if cls is tuple or cls is list or (isinstance(tree, tuple) and hasattr(tree, "_fields")):
-        return (cls, [_flatten(v, leaves) for v in tree])
-    if isinstance(tree, dict):
-        return (cls, list(tree.keys()), [_flatten(v, leaves) for v in tree.values()])
-    leaves.append(tree)
-    return None
-
-
-def tree_unflatten(leaves, spec):
-    """The tree of `spec` with `leaves` (in flattening order) at its leaves."""
-    it = iter(leaves)
-    return _unflatten(spec, it)
-
-
-def _unflatten(spec, it):
-    if spec is None:
-        return next(it)
-    cls = spec[0]
-    if len(spec) == 3:
-        return cls(zip(spec[1], [_unflatten(s, it) for s in spec[2]]))
-    items = [_unflatten(s, it) for s in spec[1]]
-    if cls is tuple or cls is list:
-        return cls(items)
-    return cls(*items)  # a named tuple
-
-
-def tree_map(fn, tree):
-    leaves, spec = tree_flatten(tree)
-    return tree_unflatten([fn(v) for v in leaves], spec)
+__all__ = ["broadcast_prefix", "tree_flatten", "tree_map", "tree_unflatten"]
 
 
 def broadcast_prefix(prefix, tree, what):
@@ -69,15 +31,4 @@ def _broadcast(prefix, tree, out, what):
 
 
 def _structure(tree):
-    return spec_str(tree_flatten(tree)[1])
-
-
-def spec_str(spec, indent=0):
-    """A spec written as torch writes its TreeSpec (error messages show it)."""
-    if spec is None:
-        return "*"
-    cls = spec[0]
-    context = repr(spec[1]) if len(spec) == 3 else "None"
-    children = spec[2] if len(spec) == 3 else spec[1]
-    inner = (",\n" + " " * (indent + 2)).join(spec_str(c, indent + 2) for c in children)
-    return f"TreeSpec({cls.__name__}, {context}, [{inner}])"
+    return repr(tree_flatten(tree)[1])  # as torch writes its TreeSpec

@@ -16,7 +16,7 @@ from .._ops.join import stack
 from .._tensor import Tensor
 from ..autograd import grad as _autograd_grad
 from ..autograd.grad_mode import GRAD
-from ._pytree import broadcast_prefix, spec_str, tree_flatten, tree_unflatten
+from ._pytree import broadcast_prefix, tree_flatten, tree_unflatten
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "linearize"]
 
@@ -186,8 +186,8 @@ def _vjp(func, primals, has_aux, keep):
         ct_flat, ct_spec = tree_flatten(cotangents)
         if len(ct_flat) != len(out_flat):
             raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree structure of "
-                               f"outputs to the function. cotangents: {spec_str(ct_spec)}, primal output: "
-                               f"{spec_str(out_spec)}")
+                               f"outputs to the function. cotangents: {ct_spec}, primal output: "
+                               f"{out_spec}")
         for o, c in zip(out_flat, ct_flat):
             if tuple(o.shape) != tuple(c.shape):
                 raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {c.shape} and output[0] has "
@@ -330,8 +330,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                              f"(potentially nested) tuple matching the structure of inputs, got: {type(in_dims)}.")
         if isinstance(in_dims, tuple) and len(in_dims) != len(args):
             raise ValueError(f"{_vmap_name(func, in_dims)}: in_dims is not compatible with the structure of "
-                             f"`inputs`. in_dims has structure {spec_str(tree_flatten(in_dims)[1])} but inputs has "
-                             f"structure {spec_str(tree_flatten(args)[1])}.")
+                             f"`inputs`. in_dims has structure {tree_flatten(in_dims)[1]} but inputs has "
+                             f"structure {tree_flatten(args)[1]}.")
         leaves, spec = tree_flatten(args)
         dims = broadcast_prefix(in_dims, args, _vmap_name(func, in_dims))
         size = _batch_size(func, in_dims, leaves, dims)

@@ -3,7 +3,7 @@ from . import checkpoint, data, dlpack
 
 
 def __getattr__(name):
-    if name == "hooks":  # imports ember.nn, so only on first use
+    if name in ("hooks", "_pytree"):  # loaded on first use (hooks imports ember.nn)
         import importlib
-        return importlib.import_module(".hooks", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'ember.utils' has no attribute '{name}'")
