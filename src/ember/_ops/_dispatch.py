@@ -3,6 +3,8 @@
 An op is an `Op` record: a forward over arrays and a backward over Tensors. A tracer or profiler observes
 every op here.
 """
+import weakref
+
 import numpy as np
 
 from .._backend import XP
@@ -12,6 +14,11 @@ from ..autograd.graph import record
 __all__ = ["Op", "dispatch", "dispatch1", "dispatch2", "wrap"]
 
 SAVE_NONE, SAVE_INPUTS, SAVE_OUTPUT, SAVE_BOTH = 0, 1, 2, 3
+
+# Every Op ever made (weakly: a few are made per call, e.g. by gradcheck), and what to do with an Op made while an
+# observer (the profiler) is attached. Observers swap op.fwd for the time they run: see NOTE [ Profiling at no cost ].
+OPS = weakref.WeakSet()
+ON_NEW_OP = []
 
 
 class Op:
@@ -24,7 +31,7 @@ class Op:
     The engine sums gradients over broadcast dimensions and casts them to each input's dtype, so a backward
     may return a gradient in the broadcast shape.
     """
-    __slots__ = ("name", "fwd", "bwd", "save", "nout", "extra", "node_name", "node_cls")
+    __slots__ = ("name", "fwd", "bwd", "save", "nout", "extra", "node_name", "node_cls", "__weakref__")
 
     def __init__(self, name, fwd, bwd=None, save=SAVE_NONE, nout=1, extra=False, node_name=None):
         self.name = name
@@ -35,6 +42,9 @@ class Op:
         self.extra = extra
         self.node_name = node_name or "".join(p.capitalize() for p in name.split("_")) + "Backward0"
         self.node_cls = [None, None]  # the graph node classes of single- and multi-output calls, made on first use
+        OPS.add(self)
+        if ON_NEW_OP:
+            ON_NEW_OP[0](self)
 
     def __repr__(self):
         return f"Op({self.name})"

@@ -146,6 +146,6 @@ def __getattr__(name):
         return getattr(importlib.import_module(".anomaly_mode", __name__), name)
     if name == "Variable":
         return importlib.import_module(".variable", __name__).Variable
-    if name in ("functional", "forward_ad", "variable"):
+    if name in ("functional", "forward_ad", "variable", "profiler", "profiler_util"):
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'ember.autograd' has no attribute '{name}'")
