@@ -1,5 +1,5 @@
 """ember.nn.utils: same as torch.nn.utils."""
-from . import parametrizations, parametrize, rnn, stateless
+from . import parametrizations, parametrize, prune, rnn, stateless
 from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 from .fusion import fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights
