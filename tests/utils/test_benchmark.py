@@ -32,7 +32,7 @@ def test_measurement_statistics_and_repr():
 def test_autoranges_and_threads():
     previous = ember.get_num_threads()
     m = B.Timer("sum(range(50))", num_threads=1).blocked_autorange(min_run_time=0.05)
-    assert sum(m.raw_times) >= 0.05 and min(m.raw_times) >= 1e-4 and m.num_threads == 1
+    assert sum(m.raw_times) >= 0.05 and m.num_threads == 1 and m.number_per_run >= 1
     a = B.Timer("sum(range(50))").adaptive_autorange(max_run_time=0.5)
     assert len(a.times) >= 1 and a.median > 0
     assert ember.get_num_threads() == previous
