@@ -64,11 +64,16 @@ def wrap(arr):
 # 1-element views and give the results their 0-d shape back: nothing is paid when no error is raised.
 _ZERO_DIM_ERRORS = (TypeError, AttributeError, KeyError)
 
+
 def _on_zero_dim(fwd, arrays, attrs):
-    out = fwd(*[a.reshape(1) for a in arrays], *attrs)
+    return _as_zero_dim(fwd(*[a.reshape(1) for a in arrays], *attrs))
+
+
+def _as_zero_dim(out):
+    """A kernel's results (arrays, tuples of them, extras) with 1-element arrays given back their 0-d shape."""
     if out.__class__ is tuple:
-        return tuple(o.reshape(()) if o.__class__ in XP and o.size == 1 else o for o in out)
-    return out.reshape(())
+        return tuple(_as_zero_dim(o) for o in out)
+    return out.reshape(()) if out.__class__ in XP and out.size == 1 else out
 
 
 def dispatch(op, inputs, *attrs):
