@@ -330,7 +330,7 @@ def __getattr__(name):
     import importlib
     if name in ("linalg", "testing", "cuda", "backends", "fft", "special", "utils", "nn", "optim", "amp",
                 "multiprocessing", "distributed", "distributions", "serialization", "profiler", "cpu", "func",
-                "compiler", "jit", "signal"):
+                "compiler", "jit", "signal", "masked"):
         try:
             return importlib.import_module("." + name, __name__)
         except ModuleNotFoundError as e:
