@@ -42,3 +42,26 @@ def test_bad_inputs_raise_torchs_errors(call, exc, message):
 
 def test_max_pool_of_an_empty_batch_is_fine():
     assert F.max_pool2d(ember.ones(0, 1, 4, 4), 2).shape == (0, 1, 2, 2)
+
+
+_OVERLAP = "some elements of the input tensor and the written-to tensor refer to a single memory location"
+
+
+@pytest.mark.parametrize("call", [
+    lambda a: ember.gather(a, 0, ember.zeros(2, dtype=ember.int64), out=a[:2]),
+    lambda a: ember.masked_select(a, a > 0, out=a),
+    lambda a: ember.kthvalue(a, 1, out=(a[:1].view(()), ember.zeros((), dtype=ember.int64))),
+    lambda a: ember.cat((a[:1], a[1:2]), out=a[:2]),
+], ids=["gather", "masked_select", "kthvalue", "cat"])
+def test_out_overlapping_an_input_is_refused_and_nothing_written(call):
+    a = ember.arange(4.0)
+    with pytest.raises(RuntimeError, match=_OVERLAP):
+        call(a)
+    assert a.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_out_of_separate_memory_and_multinomials_out_dtype():
+    out = ember.empty(4)
+    assert ember.cat((ember.ones(2), ember.zeros(2)), out=out) is out and out.tolist() == [1, 1, 0, 0]
+    with pytest.raises(RuntimeError, match="multinomial expects Long tensor out, got: Float"):
+        ember.multinomial(ember.ones(3), 2, out=ember.empty(2))

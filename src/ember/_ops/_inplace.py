@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from .._backend import read_only
+from .._backend import XP, read_only
 from .._dtype import _BOOL, _COMPLEX, _FLOAT, _INT, FROM_NP
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import CUSTOM_VIEWS, _short_name, bump_version
@@ -248,8 +248,11 @@ def make_inplace(fn, name, ufunc=None):
     return method
 
 
-def write_out(result, out, name):
-    """Implements out=: copies result into out (resizing an out of the wrong shape, as torch does)."""
+def write_out(result, out, name, inputs=()):
+    """Implements out=: copies result into out (resizing an out of the wrong shape, as torch does). `inputs` are
+    the op's inputs where torch refuses an out that overlaps one of them."""
+    if inputs:
+        _check_no_overlap(out, inputs)
     if GRAD[0] and (out._requires_grad or result._requires_grad):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
                            f"but one of the arguments requires grad.")
@@ -260,6 +263,16 @@ def write_out(result, out, name):
         out._data[...] = result._data
     bump_version(out, name)
     return out
+
+
+def _check_no_overlap(out, inputs):
+    d = out._data
+    for t in inputs:
+        a = t._data
+        if a.__class__ is d.__class__ and a.size and d.size and XP[a.__class__].may_share_memory(a, d):
+            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
+                               "refer to a single memory location. Please clone() the tensor before performing the "
+                               "operation.")
 
 
 # ---------------- copy_ ----------------

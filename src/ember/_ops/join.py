@@ -371,7 +371,7 @@ def _cat_tensors(tensors, dim, out):
                 break
         else:
             r = dispatch(CAT, tensors if tensors.__class__ is tuple else tuple(tensors), dim, None, None)
-            return r if out is None else write_out(r, out, "cat")
+            return r if out is None else write_out(r, out, "cat", tensors)
     return _cat(tensors, dim, out)
 
 
@@ -392,7 +392,7 @@ def _cat(tensors, dim, out):
         dim = _check_cat_shapes(tensors, keep, dim)
         skip = None if len(keep) == len(tensors) else tuple(x._data.shape == (0,) for x in tensors)
         r = dispatch(CAT, tuple(tensors), dim, dt, skip)
-    return r if out is None else write_out(r, out, "cat")
+    return r if out is None else write_out(r, out, "cat", tensors)
 
 
 def _check_cat_shapes(tensors, keep, dim):

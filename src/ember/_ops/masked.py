@@ -107,7 +107,7 @@ def masked_select(input, mask, *, out=None):
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     _broadcast(input, mask)
     r = dispatch1(_MASKED_SELECT, input, mask._data)
-    return r if out is None else write_out(r, out, "masked_select")
+    return r if out is None else write_out(r, out, "masked_select", (input, mask))
 
 
 def _masked_scatter_fwd(x, s, m):

@@ -559,6 +559,8 @@ def _swap(fwd):
 
 def _write(r, out, name):
     from ._inplace import write_out
+    if name == "multinomial" and out.dtype != _dtype.int64:  # torch refuses rather than casts the indices
+        raise RuntimeError(f"multinomial expects Long tensor out, got: {_scalar_name(out.dtype)}")
     return write_out(r, out, name)
 
 

@@ -143,7 +143,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     """Same as `torch.gather`."""
     dim, idx = _gather_args(input, dim, index)
     r = dispatch1(_GATHER, input, dim, idx)
-    return r if out is None else write_out(r, out, "gather")
+    return r if out is None else write_out(r, out, "gather", (input, index))
 
 
 def _gather_t(x, dim, idx):

@@ -52,9 +52,9 @@ _SORT = Op("sort", _sort_fwd, _select_bwd, SAVE_NONE, nout=2, extra=True)
 _SORT_STABLE = Op("sort", _sort_fwd, _select_bwd, SAVE_NONE, nout=2, extra=True, node_name="SortBackward1")
 
 
-def _write_pair(r, out, name):
-    write_out(r[0], out[0], name)
-    write_out(r[1], out[1], name)
+def _write_pair(r, out, name, inputs=()):
+    write_out(r[0], out[0], name, inputs)
+    write_out(r[1], out[1], name, inputs)
     return out
 
 
@@ -153,7 +153,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None, axis=None, keepdims=N
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
     r = return_types.kthvalue(*dispatch1(_KTHVALUE, input, dim, int(k), bool(keepdim)))
-    return r if out is None else return_types.kthvalue(*_write_pair(r, out, "kthvalue"))
+    return r if out is None else return_types.kthvalue(*_write_pair(r, out, "kthvalue", (input,)))
 
 
 # ---------------------------------------------------------------- nonzero / unique
