@@ -193,8 +193,8 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Same as `torch.nn.utils.prune.RandomUnstructured`: prunes `amount` entries chosen at random."""
+class _Unstructured(BasePruningMethod):
+    """Prunes `amount` single entries: those `_pruned(t, k)` picks among the flattened t."""
 
     PRUNING_TYPE = "unstructured"
 
@@ -206,9 +206,16 @@ class RandomUnstructured(BasePruningMethod):
         k = _nparams_toprune(self.amount, t.numel())
         mask = default_mask.clone(memory_format=contiguous_format)
         if k != 0:
-            scores = rand_like(t)
-            mask.view(-1)[topk(scores.view(-1), k=k).indices] = 0
+            mask.view(-1)[self._pruned(t, k)] = 0
         return mask
+
+
+class RandomUnstructured(_Unstructured):
+    """Same as `torch.nn.utils.prune.RandomUnstructured`: prunes `amount` entries chosen at random."""
+
+    @staticmethod
+    def _pruned(t, k):
+        return topk(rand_like(t).view(-1), k=k).indices
 
     @classmethod
     def apply(cls, module, name, amount):
@@ -216,22 +223,12 @@ class RandomUnstructured(BasePruningMethod):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_Unstructured):
     """Same as `torch.nn.utils.prune.L1Unstructured`: prunes the `amount` entries of smallest magnitude."""
 
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount):
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        k = _nparams_toprune(self.amount, t.numel())
-        mask = default_mask.clone(memory_format=contiguous_format)
-        if k != 0:
-            smallest = topk(t.abs().reshape(-1), k=k, largest=False).indices
-            mask.view(-1)[smallest] = 0
-        return mask
+    @staticmethod
+    def _pruned(t, k):
+        return topk(t.abs().reshape(-1), k=k, largest=False).indices
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
