@@ -21,6 +21,12 @@ def _slice(input, dim=0, start=None, end=None, step=1):
     return input[(slice(None),) * (dim % input.dim()) + (slice(start, end, step),)]
 
 
+def _named(fn, name, what):
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Same as `torch.{name}`: {what}."
+    return fn
+
+
 def _copying(view, name):
     def fn(input, *args, out=None, **kwargs):
         r = view(input, *args, **kwargs)
@@ -28,9 +34,7 @@ def _copying(view, name):
             return tuple(t.clone(memory_format=contiguous_format) for t in r)
         r = r.clone(memory_format=contiguous_format)
         return r if out is None else write_out(r, out, name)
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"Same as `torch.{name}`: `{name[:-5]}` with a result that owns its memory."
-    return fn
+    return _named(fn, name, f"`{name[:-5]}` with a result that owns its memory")
 
 
 as_strided_copy = _copying(Tensor.as_strided, "as_strided_copy")
@@ -62,9 +66,7 @@ def _scattering(view, name):
                                f"{list(src.shape)}, slice size = {list(part.shape)}")
         part.copy_(src)
         return out
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"Same as `torch.{name}`: input with src written into its `{name[:-8]}` view, as a new tensor."
-    return fn
+    return _named(fn, name, f"input with src written into its `{name[:-8]}` view, as a new tensor")
 
 
 as_strided_scatter = _scattering(Tensor.as_strided, "as_strided_scatter")
