@@ -23,6 +23,16 @@ __all__ = ["BasePruningMethod", "CustomFromMask", "Identity", "L1Unstructured", 
            "is_pruned", "l1_unstructured", "ln_structured", "random_structured", "random_unstructured", "remove"]
 
 
+def _scores(importance_scores, t, what):
+    """The scores a mask is computed from: t itself unless importance_scores (of t's shape) are given."""
+    if importance_scores is None:
+        return t
+    if importance_scores.shape != t.shape:
+        raise AssertionError(f"importance_scores should have the same shape as {what}, "
+                             f"got {importance_scores.shape} vs {t.shape}")
+    return importance_scores
+
+
 class BasePruningMethod(ABC):
     """Same as `torch.nn.utils.prune.BasePruningMethod`."""
 
@@ -50,11 +60,7 @@ class BasePruningMethod(ABC):
         method = cls(*args, **kwargs)
         method._tensor_name = name
         orig = getattr(module, name)
-        if importance_scores is None:
-            importance_scores = orig
-        elif importance_scores.shape != orig.shape:
-            raise AssertionError(f"importance_scores should have the same shape as parameter {name} of {module}, "
-                                 f"got {importance_scores.shape} vs {orig.shape}")
+        importance_scores = _scores(importance_scores, orig, f"parameter {name} of {module}")
         if old is None:
             default_mask = ones_like(orig)
             container = None
@@ -81,11 +87,7 @@ class BasePruningMethod(ABC):
 
     def prune(self, t, default_mask=None, importance_scores=None):
         """Same as `torch.nn.utils.prune.BasePruningMethod.prune`: t with this method's mask applied."""
-        if importance_scores is None:
-            importance_scores = t
-        elif importance_scores.shape != t.shape:
-            raise AssertionError(f"importance_scores should have the same shape as tensor t, "
-                                 f"got {importance_scores.shape} vs {t.shape}")
+        importance_scores = _scores(importance_scores, t, "tensor t")
         if default_mask is None:
             default_mask = ones_like(t)
         return t * self.compute_mask(importance_scores, default_mask=default_mask)
