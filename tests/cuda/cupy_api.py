@@ -893,3 +893,12 @@ BEHAVIOURS = (
      'cupy.multiply.at': ('NotImplementedError', '`cupy_multiply.at` is not supported yet', []),
      'cupy.maximum.accumulate': ('NotImplementedError', '`cupy_maximum.accumulate` is not supported yet', [])}
 )
+
+NO_BFLOAT16_LOOP = (
+    {'around': 'float32',
+     'clip': 'float32',
+     'divmod': 'float32',
+     'float_power': 'float64',
+     'round': 'float32',
+     'where': 'float32'}
+)

@@ -40,6 +40,8 @@ _DTYPES = frozenset(np.dtype(getattr(ml_dtypes, n, None) or getattr(np, n)) for 
 _IMPLICIT = API.BEHAVIOURS["np.asarray(device array)"][1]
 _FILL = API.BEHAVIOURS["a.fill(non-scalar numpy array)"][1]
 _DEPRECATED = {k: v[2][0].split(": ", 1)[1] for k, v in API.BEHAVIOURS.items() if v[2]}
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+_NO_BF16_LOOP = {name: np.dtype(dt) for name, dt in API.NO_BFLOAT16_LOOP.items()}
 
 
 def _unsupported(x):
@@ -126,6 +128,17 @@ def _wrap(r, parent=None):
     return r
 
 
+def _widened(name, r):
+    """NumPy's result r of routine `name` as CuPy answers it: where CuPy's kernel has no bfloat16 loop, bfloat16
+    operands are computed in a wider loop, whose dtype the result keeps."""
+    wide = _NO_BF16_LOOP.get(name)
+    if wide is None:
+        return r
+    if type(r) is tuple:
+        return tuple(_widened(name, x) for x in r)
+    return r.astype(wide) if isinstance(r, (np.ndarray, np.generic)) and r.dtype == _BF16 else r
+
+
 def _arg(x):
     """An argument of a CuPy routine as NumPy takes it; host arrays are refused."""
     if x.__class__ is ndarray:
@@ -206,7 +219,7 @@ def _ufunc_call(uf, inputs, kwargs):
     r = uf(*args, **kwargs)
     if out is not None:
         return out
-    return _wrap(r)
+    return _wrap(_widened(uf.__name__, r))
 
 
 def _defer(other):
@@ -526,7 +539,7 @@ def _method(name):
     def m(self, *args, **kwargs):
         _check_kwargs(name, params, kwargs)
         a, kw = _args(args, kwargs)
-        r = np_method(self._a, *a, **kw)
+        r = _widened(name, np_method(self._a, *a, **kw))
         out = kwargs.get("out")
         return out if out is not None else _wrap(r, self)
     m.__name__ = name
@@ -659,7 +672,7 @@ def where(condition, x=None, y=None):
         return nonzero(condition)
     if not hasattr(condition, "astype"):  # CuPy calls condition.astype('?')
         raise AttributeError(f"'{type(condition).__name__}' object has no attribute 'astype'")
-    return _wrap(np.where(_arg(condition), _operand(x), _operand(y)))
+    return _wrap(_widened("where", np.where(_arg(condition), _operand(x), _operand(y))))
 
 
 def nonzero(a):
@@ -687,7 +700,7 @@ def _routine(qualname, fn, params):
         _check_kwargs(qualname, params, kwargs)
         a, kw = _args(args, kwargs)
         out = kwargs.get("out")
-        r = fn(*a, **kw)
+        r = _widened(qualname, fn(*a, **kw))
         return out if out is not None else _wrap(r, _first_array(args))
     f.__name__ = fn.__name__ if hasattr(fn, "__name__") else qualname
     return f

@@ -126,6 +126,24 @@ def test_deprecated_scatter_methods_warn(call, name, what, gpu):
         call(gpu, a, i)
 
 
+@pytest.mark.parametrize("call, dtype", [
+    (lambda cp, a, c: cp.where(c, a, a), np.float32),
+    (lambda cp, a, c: cp.where(c, a, np.asarray(0, ml_dtypes.bfloat16)[()]), np.float32),
+    (lambda cp, a, c: cp.clip(a, -1, 1), np.float32),
+    (lambda cp, a, c: a.clip(-1, 1), np.float32),
+    (lambda cp, a, c: cp.around(a, 1), np.float32),
+    (lambda cp, a, c: a.round(), np.float32),
+    (lambda cp, a, c: cp.divmod(a, a)[0], np.float32),
+    (lambda cp, a, c: cp.maximum(a, a), ml_dtypes.bfloat16),
+    (lambda cp, a, c: cp.add(a, a), ml_dtypes.bfloat16),
+    (lambda cp, a, c: cp.remainder(a, a), ml_dtypes.bfloat16),
+], ids=["where", "where_scalar", "clip", "a.clip", "around", "a.round", "divmod", "maximum", "add", "remainder"])
+def test_bfloat16_without_a_kernel_loop_comes_back_float32(call, dtype, gpu):
+    """CuPy computes bfloat16 operands of a kernel without a bfloat16 loop in float32, and answers float32."""
+    a = gpu.asarray(np.array([0.5, -1.5, 2.25], ml_dtypes.bfloat16))
+    assert call(gpu, a, a > 0).dtype == np.dtype(dtype)
+
+
 def test_float_maximum_at_goes_through_float32(gpu):
     """CuPy's atomicMax/atomicMin for float and double use fmaxf/fminf: float64 results are rounded to float32,
     and NaN never wins. Positions no index touches keep their exact values."""

@@ -162,6 +162,24 @@ def matmul_bf16(a, b):
     return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
 
 
+def where(condition, x, y):
+    """np.where(condition, x, y) in the dtype of x and y (arrays or scalars of one dtype: the caller promotes).
+    CuPy's where has no bfloat16 loop and answers float32; there bfloat16 is selected by its bit patterns, exact and
+    without a float32 temporary."""
+    like = x if x.__class__ in XP else y
+    if like.__class__ is not np.ndarray and like.__class__ in XP and like.dtype == _BF16:
+        return XP[like.__class__].where(condition, _bf16_bits(x), _bf16_bits(y)).view(_BF16)
+    return np.where(condition, x, y)
+
+
+def _bf16_bits(v):
+    """A bfloat16 device array's bits as uint16 (a view); a host value's as a NumPy uint16 scalar (a kernel
+    argument, not a copy to the device)."""
+    if v.__class__ is not np.ndarray and v.__class__ in XP:
+        return v.view(np.uint16)
+    return np.asarray(v, dtype=_BF16).view(np.uint16)[()]
+
+
 def sort_keys(arr):
     """arr as the keys of a sort, partition or binary search: bfloat16 as float32, an exact widening. NumPy's sorts
     compare ml_dtypes' bfloat16 one element pair at a time and misorder arrays that hold NaN; CuPy's sorts (Thrust,

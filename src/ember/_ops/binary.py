@@ -8,6 +8,7 @@ import numpy as np
 from .. import _dtype
 from .._autocast import AUTOCAST, cast_args
 from .._backend import XP, deferred, maybe_any
+from .._backend import where as _where_values
 from .._dtype import _PROMOTE, FROM_NP, result_type_of, scalar_dtype
 from .._tensor import Tensor
 from .._tensor_str import SCALAR_NAMES
@@ -1351,7 +1352,7 @@ def _where_bwd(ctx, g):
 
 
 # the condition travels as an attribute with its version (it needs no gradient; x and y are not saved)
-WHERE = Op("where", lambda x, y, c, version: np.where(c._data, x, y), _where_bwd, SAVE_NONE)
+WHERE = Op("where", lambda x, y, c, version: _where_values(c._data, x, y), _where_bwd, SAVE_NONE)
 
 
 def _where_operand(x, rt, like):

@@ -14,6 +14,7 @@ import ember
 
 from ..._autocast import AUTOCAST, cast_args
 from ..._backend import XP
+from ..._backend import where as _where
 from ..._dtype import FROM_NP
 from ..._ops._dispatch import SAVE_INPUTS, Op, dispatch1, dispatch2
 from ..._ops._inplace import make_inplace
@@ -179,8 +180,8 @@ _RELU = _fused("relu", _relu_fwd, lambda g, x: g * (x > 0), None, "ReluBackward0
 _LEAKY = _fused("leaky_relu", _leaky_fwd, _leaky_dfwd, None, "LeakyReluBackward0")
 _HARDTANH = _fused("hardtanh", lambda x, lo, hi: np.clip(x, lo, hi),
                    lambda g, x, lo, hi: g * ((x > lo) & (x < hi)), None, "HardtanhBackward0")
-_THRESHOLD = _fused("threshold", lambda x, th, v: np.where(x > th, x, x.dtype.type(v)),
-                    lambda g, x, th, v: np.where(x > th, g, _zero(g)), None, "ThresholdBackward0")
+_THRESHOLD = _fused("threshold", lambda x, th, v: _where(x > th, x, x.dtype.type(v)),
+                    lambda g, x, th, v: _where(x > th, g, _zero(g)), None, "ThresholdBackward0")
 
 
 def relu(input, inplace=False):
@@ -245,7 +246,7 @@ def threshold(input, threshold, value, inplace=False):
         return threshold_(input, threshold, value)
     if input._data.dtype.kind in "biu":
         d = input._data
-        return ember.Tensor._make(np.where(d > threshold, d, d.dtype.type(value)))
+        return ember.Tensor._make(_where(d > threshold, d, d.dtype.type(value)))
     _check(input, "threshold", "threshold")
     return dispatch1(_THRESHOLD, input, threshold, value)
 
@@ -698,12 +699,12 @@ def _hardsigmoid_fwd(x):
 
 
 def _hardswish_fwd(x):
-    return np.where(x <= -3, _zero(x), np.where(x >= 3, x, x * (x + 3) / 6))
+    return _where(x <= -3, _zero(x), _where(x >= 3, x, x * (x + 3) / 6))
 
 
 def _hardswish_dfwd(g, x):
     # torch's vectorized kernel: 0 for x <= -3, g for x >= 3
-    return np.where(x <= -3, _zero(g), np.where(x < 3, g * (x / 3 + 0.5), g))
+    return _where(x <= -3, _zero(g), _where(x < 3, g * (x / 3 + 0.5), g))
 
 
 def _hardswish_d2(x):
@@ -711,18 +712,18 @@ def _hardswish_d2(x):
 
 
 def _softshrink_fwd(x, lam):
-    return np.where(x > lam, x - lam, np.where(x < -lam, x + lam, _zero(x)))
+    return _where(x > lam, x - lam, _where(x < -lam, x + lam, _zero(x)))
 
 
 def _shrink_dfwd(g, x, lam):
-    return np.where((x >= -lam) & (x <= lam), _zero(g), g)
+    return _where((x >= -lam) & (x <= lam), _zero(g), g)
 
 
 _HARDSIGMOID = _fused("hardsigmoid", _hardsigmoid_fwd,
                       lambda g, x: g * ((x > -3) & (x < 3)) * _ONE_SIXTH, None, "HardsigmoidBackward0")
 _HARDSWISH = _fused("hardswish", _hardswish_fwd, _hardswish_dfwd, _hardswish_d2, "HardswishBackward0")
 _SOFTSHRINK = _fused("softshrink", _softshrink_fwd, _shrink_dfwd, None, "SoftshrinkBackward0")
-_HARDSHRINK = _fused("hardshrink", lambda x, lam: np.where((x >= -lam) & (x <= lam), _zero(x), x), _shrink_dfwd,
+_HARDSHRINK = _fused("hardshrink", lambda x, lam: _where((x >= -lam) & (x <= lam), _zero(x), x), _shrink_dfwd,
                      None, "HardshrinkBackward0")
 
 
