@@ -85,6 +85,26 @@ def test_step_matches_cpu(name, make, dtype, gpu):
                 assert _on_device(v, gpu), k
 
 
+FUSED = [o for o in OPTIMIZERS if o[0] in ("SGD", "SGD_momentum_nesterov_wd", "SGD_dampening_maximize", "Adam",
+                                           "AdamW")]
+
+
+@pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16], ids=["float16", "bfloat16"])
+@pytest.mark.parametrize("name, make", FUSED, ids=[o[0] for o in FUSED])
+def test_fused_steps_on_half_precision_parameters(name, make, dtype, gpu):
+    """SGD and Adam(W) update each parameter with one kernel on a GPU (NOTE [ Fused device updates ]): their half
+    precision parameters agree with the CPU's ufunc chains to a rounding of the half type."""
+    from ember.optim import _fused_cuda
+    cpu, _ = _run(make, "cpu", dtype)
+    dev, _ = _run(make, "cuda", dtype)
+    for c, d in zip(cpu, dev):
+        assert _on_device(d, gpu) and d.dtype == c.dtype
+        np.testing.assert_allclose(_host(d.float()), _host(c.float()), rtol=1e-2, atol=1e-2)
+    if not getattr(gpu, "IS_FAKE", False):  # the fake CuPy compiles no kernels: there the chains ran
+        assert not _fused_cuda._broken[0]
+        assert {k[1] for k in _fused_cuda._kernels} & {"sgd", "sgd_momentum", "adam"}
+
+
 def test_lbfgs_matches_cpu(gpu):
     def run(dev):
         x = nn.Parameter(ember.tensor([1.5, -0.5, 2.0], dtype=ember.float64, device=dev))

@@ -22,6 +22,8 @@ import threading
 
 import numpy as np
 
+from . import _fused_cuda
+
 _CHUNK = 1 << 18
 _BLAS_MIN = 1 << 15
 _AXPY = {}
@@ -94,9 +96,13 @@ def _scratch(dtype, n, k):
 
 
 def run(kernel, rows, ntmp):
-    """Apply kernel(arrays, scratch, consts) to each (arrays, consts) row, in cache-sized chunks where possible."""
+    """Apply kernel(arrays, scratch, consts) to each (arrays, consts) row, in cache-sized chunks where possible; rows
+    of device arrays go to the kernel's one-launch GPU version where it has one (NOTE [ Fused device updates ])."""
+    fused = _FUSED.get(kernel)
     for arrays, c in rows:
         p = arrays[0]
+        if p.__class__ is not np.ndarray and fused is not None and fused(arrays, c):
+            continue
         if p.__class__ is np.ndarray and all(a.flags.c_contiguous for a in arrays):
             flat = [a.reshape(-1) for a in arrays]
             n = p.size
@@ -336,3 +342,6 @@ def rprop(a, t, c):
     np.sign(prev, out=sgn)
     _mul(sgn, size, out=sgn)
     _sub(p, sgn, out=p)
+
+
+_FUSED = {sgd: _fused_cuda.sgd, adam: _fused_cuda.adam}

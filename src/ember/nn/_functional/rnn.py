@@ -18,7 +18,8 @@ sigmoid(a) = 1 / (1 + exp(z)) with z = -a costs three ufuncs on one contiguous b
 from torch's (i, f, g, o) to (o, i, f, g): the three gates whose gradient scales with dc are contiguous, and the
 g rows are scaled by -2 so that one exp block serves all four gates (tanh(a) = 2 sigmoid(2a) - 1, two cheap
 ufuncs instead of a tanh, which NumPy does not vectorize as well as exp). Weight gradients are mapped back to
-torch's layout at the end (the chain rule through the scaling).
+torch's layout at the end (the chain rule through the scaling). On a GPU, where each ufunc is a kernel launch, an
+LSTM step's gate math is one kernel instead (_lstm_cuda.py).
 
 NOTE [ RNN double backward ]
 The backward is NumPy, so it is not itself differentiable. As with torch's cuDNN RNNs, a first backward with
@@ -33,6 +34,7 @@ import numpy as np
 from ..._backend import XP
 from ..._ops._dispatch import SAVE_BOTH, Op, dispatch, wrap
 from ...autograd.grad_mode import GRAD
+from . import _lstm_cuda
 
 __all__ = []
 
@@ -261,6 +263,7 @@ def _lstm_forward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, plan):
     matmul, add, mul, sub, div, exp = np.matmul, np.add, np.multiply, np.subtract, np.divide, np.exp
     H2, H3 = 2 * H, 3 * H
     wrT = w_hr.T if HR is not None else None
+    fused = HR is None and x.__class__ is not np.ndarray and _lstm_cuda.available(x)
     with np.errstate(over="ignore"):
         for a, e in plan.steps:
             n = e - a
@@ -268,6 +271,11 @@ def _lstm_forward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, plan):
             g = G[a:e]
             t = tmp[:n]
             matmul(hp, whT, out=t)
+            if fused and _lstm_cuda.forward_step(g, t, b, cp, C[a:e], TC[a:e], Y[a:e], H):
+                hps.append(hp)
+                cps.append(cp)
+                prev = (a, n)
+                continue
             if b is not None:
                 add(t, b, out=t)
             add(g, t, out=g)
@@ -336,9 +344,14 @@ def _lstm_backward(saved, plan, gy, ghn, gcn, need):
     DH = _get((N, P), dt) if HR is not None else None
     tmp = _xp().empty((B, H), dt)
     tmp2 = _xp().empty((B, H), dt)
+    fused = HR is None and G.__class__ is not np.ndarray and _lstm_cuda.available(G)
     for a, e in reversed(plan.steps):
         n = e - a
         dht = dh[:n]
+        if fused and _lstm_cuda.backward_step(dht, None if gy is None else gy[a:e], K[a:e], F[a:e], G[a:e], dc[:n],
+                                              dZ[a:e], H):
+            np.matmul(dZ[a:e], wh, out=dht)
+            continue
         if gy is not None:
             np.add(dht, gy[a:e], out=dht)
         if DH is None:
