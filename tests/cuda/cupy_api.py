@@ -900,5 +900,7 @@ NO_BFLOAT16_LOOP = (
      'divmod': 'float32',
      'float_power': 'float64',
      'round': 'float32',
-     'where': 'float32'}
+     'where': 'float32',
+     'tril': 'float32',
+     'triu': 'float32'}
 )

@@ -166,6 +166,7 @@ OPS = {
     "cumprod": lambda x, y, w: x.cumprod(1),
     "var": lambda x, y, w: x.var(0),
     "tril": lambda x, y, w: x.tril(),
+    "triu": lambda x, y, w: x.triu(1),
     "roll": lambda x, y, w: x.roll(1, 0),
     "gather": lambda x, y, w: x.gather(1, ember.tensor([[0], [1], [2], [4]], device=x.device)),
     # distinct indices: with repeated ones the devices may add in different orders, with different roundings

@@ -85,24 +85,25 @@ def test_step_matches_cpu(name, make, dtype, gpu):
                 assert _on_device(v, gpu), k
 
 
-FUSED = [o for o in OPTIMIZERS if o[0] in ("SGD", "SGD_momentum_nesterov_wd", "SGD_dampening_maximize", "Adam",
-                                           "AdamW")]
+SGDS = [o for o in OPTIMIZERS if o[0].startswith("SGD")]
 
 
-@pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16], ids=["float16", "bfloat16"])
-@pytest.mark.parametrize("name, make", FUSED, ids=[o[0] for o in FUSED])
-def test_fused_steps_on_half_precision_parameters(name, make, dtype, gpu):
-    """SGD and Adam(W) update each parameter with one kernel on a GPU (NOTE [ Fused device updates ]): their half
-    precision parameters agree with the CPU's ufunc chains to a rounding of the half type."""
+@pytest.mark.parametrize("dtype, ulp", [(ember.float16, 2.0 ** -10), (ember.bfloat16, 2.0 ** -7)],
+                         ids=["float16", "bfloat16"])
+@pytest.mark.parametrize("name, make", SGDS, ids=[o[0] for o in SGDS])
+def test_fused_sgd_on_half_precision_parameters(name, make, dtype, ulp, gpu):
+    """SGD updates each parameter with one kernel on a GPU (NOTE [ Fused device updates ]), in float with one
+    rounding per stored value: its half precision parameters agree with the CPU's chains (a rounding per op) to
+    within four units in the last place. (Half precision Adam state is not compared: where g^2 underflows in the
+    stored v, the two differ by design, as torch keeps float32 master weights for it.)"""
     from ember.optim import _fused_cuda
     cpu, _ = _run(make, "cpu", dtype)
     dev, _ = _run(make, "cuda", dtype)
     for c, d in zip(cpu, dev):
         assert _on_device(d, gpu) and d.dtype == c.dtype
-        np.testing.assert_allclose(_host(d.float()), _host(c.float()), rtol=1e-2, atol=1e-2)
+        np.testing.assert_allclose(_host(d.float()), _host(c.float()), rtol=4 * ulp, atol=4 * ulp)
     if not getattr(gpu, "IS_FAKE", False):  # the fake CuPy compiles no kernels: there the chains ran
-        assert not _fused_cuda._broken[0]
-        assert {k[1] for k in _fused_cuda._kernels} & {"sgd", "sgd_momentum", "adam"}
+        assert not _fused_cuda._broken[0] and {k[1] for k in _fused_cuda._kernels} & {"sgd", "sgd_momentum"}
 
 
 def test_lbfgs_matches_cpu(gpu):
@@ -180,7 +181,7 @@ def test_lr_schedulers_unaffected(make_sched, gpu):
     (lc, pc), (ld, pd) = run("cpu"), run("cuda")
     assert lc == ld
     assert _on_device(pd, gpu)
-    np.testing.assert_allclose(_host(pd), _host(pc), rtol=1e-6)
+    np.testing.assert_allclose(_host(pd), _host(pc), rtol=2e-6, atol=1e-6)  # the GPU's kernel contracts to FMAs
 
 
 @pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf"), 3.0])

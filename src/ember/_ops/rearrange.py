@@ -116,12 +116,23 @@ def unfold(self, dimension, size, step):
 # ----------------------------------------------------------------------------------------------------------------
 # triangles and diagonals
 
+def _triangle(name, x, k):
+    """np.tril/np.triu in x's dtype. CuPy's answer cupy.where(...), which has no bfloat16 loop (float32 comes
+    back): there bfloat16 is cut as its bit patterns (bfloat16 zero is all zero bits)."""
+    if x.__class__ is np.ndarray:
+        return getattr(np, name)(x, k)
+    xp = XP[x.__class__]
+    if x.dtype.kind == "V":
+        return getattr(xp, name)(x.view(np.uint16), k).view(x.dtype)
+    return getattr(xp, name)(x, k)
+
+
 def _tril_fwd(x, k):
-    return (np if x.__class__ is np.ndarray else XP[x.__class__]).tril(x, k)
+    return _triangle("tril", x, k)
 
 
 def _triu_fwd(x, k):
-    return (np if x.__class__ is np.ndarray else XP[x.__class__]).triu(x, k)
+    return _triangle("triu", x, k)
 
 
 TRIL = Op("tril", _tril_fwd, lambda ctx, g: dispatch1(TRIL, g, ctx.attrs[0]), SAVE_NONE)
