@@ -513,4 +513,4 @@ def test_lstm_steps_fused_on_a_gpu_match_cpu(bias, dtype, gpu):
     for want, got in zip(*results):
         np.testing.assert_allclose(got, want, **tol)
     if not getattr(gpu, "IS_FAKE", False):  # the fake CuPy compiles no kernels: there the chains ran
-        assert not _lstm_cuda._broken[0] and {k[1] for k in _lstm_cuda._kernels} == {"forward", "backward"}
+        assert not _lstm_cuda.KERNELS.broken and {k[1] for k in _lstm_cuda.KERNELS.built} == {"forward", "backward"}

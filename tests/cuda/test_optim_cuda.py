@@ -103,7 +103,7 @@ def test_fused_sgd_on_half_precision_parameters(name, make, dtype, ulp, gpu):
         assert _on_device(d, gpu) and d.dtype == c.dtype
         np.testing.assert_allclose(_host(d.float()), _host(c.float()), rtol=4 * ulp, atol=4 * ulp)
     if not getattr(gpu, "IS_FAKE", False):  # the fake CuPy compiles no kernels: there the chains ran
-        assert not _fused_cuda._broken[0] and {k[1] for k in _fused_cuda._kernels} & {"sgd", "sgd_momentum"}
+        assert not _fused_cuda.KERNELS.broken and {k[1] for k in _fused_cuda.KERNELS.built} & {"sgd", "sgd_momentum"}
 
 
 def test_lbfgs_matches_cpu(gpu):

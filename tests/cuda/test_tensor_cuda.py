@@ -103,7 +103,7 @@ def test_autograd_gradients_stay_on_device(gpu):
     np.testing.assert_allclose(x.grad.cpu().numpy(), 2 * g1.cpu().numpy())
     xc = x.detach().cpu().requires_grad_()
     ((xc @ w.detach().cpu()).tanh().sum() * 2).backward()
-    np.testing.assert_allclose(g1.cpu().numpy(), xc.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(g1.cpu().numpy(), xc.grad.numpy(), rtol=1e-5, atol=1e-6)  # GPU tanh/GEMM roundings
 
 
 def test_inplace_on_view_with_grad(gpu):

@@ -5,11 +5,10 @@ On a GPU every ufunc of _functional's chains is a kernel launch of its own (host
 memory): an Adam step is eight of them per parameter. Here an update is one CuPy ElementwiseKernel that reads the
 parameter, its gradient and its state once and writes them once, as torch's fused optimizers do. The arithmetic is
 _functional's, in the same order, in float (double for float64 parameters), so results match the CPU's to rounding.
-CuPy compiles a kernel per dtype on first use and caches it on disk. The variants not fused here (amsgrad, complex
-parameters) and CuPy modules without ElementwiseKernel (the tests' fake CuPy) take the ufunc chains; so does every
-later step if a kernel fails to compile.
+The variants not fused here (amsgrad, complex parameters), and arrays the kernels cannot run on (see
+_backend/kernels.py), take the ufunc chains.
 """
-from .._backend import XP
+from .._backend.kernels import Kernels
 
 _MAXIMIZE, _WD, _DECOUPLED, _INIT, _NESTEROV, _DAMP = 1, 2, 4, 8, 16, 32
 
@@ -63,38 +62,21 @@ _SIGNATURES = {
 }
 _FLAGS = {"MAXIMIZE": _MAXIMIZE, "WD": _WD, "DECOUPLED": _DECOUPLED, "INIT": _INIT, "NESTEROV": _NESTEROV,
           "DAMP": _DAMP}
-_kernels = {}
-_broken = [False]  # set when a kernel fails to build: the ufunc chains from then on
 
 
-def _kernel(xp, name, double):
-    key = (xp, name, double)
-    k = _kernels.get(key)
-    if k is None:
-        ins, outs, body = _SIGNATURES[name]
-        wide = "double" if double else "float"
-        k = _kernels[key] = xp.ElementwiseKernel(ins, outs, f"typedef {wide} W;" + body.format(**_FLAGS),
-                                                 f"ember_{name}_{wide}")
-    return k
+def _make(xp, name, wide):
+    ins, outs, body = _SIGNATURES[name]
+    return xp.ElementwiseKernel(ins, outs, f"typedef {wide} W;" + body.format(**_FLAGS), f"ember_{name}_{wide}")
+
+
+KERNELS = Kernels(_make)
 
 
 def _launch(arrays, name, scalars, flags):
     """Run kernel `name` on the row's arrays (parameter first, then gradient and state): False where the row is
     not for a fused kernel (host or complex arrays, a CuPy without kernels, a kernel that failed to build)."""
     p = arrays[0]
-    xp = XP[p.__class__]
-    # float16/32/64 ('f') and ml_dtypes' bfloat16 ('V'; no other 'V' dtype is allowed on a GPU)
-    if _broken[0] or p.dtype.kind not in "fV" or not hasattr(xp, "ElementwiseKernel"):
-        return False
-    try:
-        kernel = _kernel(xp, name, p.dtype.char == "d")
-        kernel(arrays[1], *scalars, flags, p, *arrays[2:])
-    except Exception as e:  # noqa: BLE001 - a compiler that fails (no NVRTC, an old driver) must not stop training
-        if type(e).__name__ != "CompileException":
-            raise
-        _broken[0] = True
-        return False
-    return True
+    return KERNELS.available(p) and KERNELS(name, p, (arrays[1], *scalars, flags, p, *arrays[2:]))
 
 
 def sgd(arrays, c):

@@ -4,10 +4,10 @@ ElementwiseKernel each, in rnn.py's layout (NOTE [ Fused RNN kernels ] there).
 On a GPU each ufunc of rnn.py's per-step chains is a kernel launch: a forward step is sixteen of them and a backward
 step seven, for a few thousand elements each, so an LSTM step is bound by launches, not by the GPU. Here a step is
 its recurrent GEMM plus one kernel. The arithmetic is the chains', in float (double for float64), one thread per
-(row, hidden unit) handling that unit's four gates. Where the kernels cannot run (host arrays, a CuPy without
-ElementwiseKernel such as the tests' fake, a projection, a kernel that failed to compile), rnn.py keeps its chains.
+(row, hidden unit) handling that unit's four gates. With a projection (proj_size), and where the kernels cannot run
+(see _backend/kernels.py), rnn.py keeps its chains.
 """
-from ..._backend import XP
+from ..._backend.kernels import Kernels
 
 # G holds, per row, the gates (o, i, f, g) pre-activated as z = -a (sigmoid rows) and z = -2a (the g rows); the
 # step adds the recurrent product and the bias, and leaves the activations in G for the backward.
@@ -41,48 +41,26 @@ for (int k = 1; k < 4; ++k) dZ[base + k * H] = (T)((W)F[base + k * H] * dcv);
 dc = (T)(dcv * (W)G[base + 2 * H]);
 """
 
-_kernels = {}
-_broken = [False]  # set when a kernel fails to build: the ufunc chains from then on
 
 
-def available(arr):
-    """Whether the fused steps can run on arrays like arr."""
-    xp = XP[arr.__class__]
-    return not _broken[0] and arr.dtype.kind in "fV" and hasattr(xp, "ElementwiseKernel")
+def _make(xp, name, wide):
+    if name == "forward":
+        return xp.ElementwiseKernel("T cp, raw T R, raw T B, int32 H, bool has_bias", "raw T G, T c, T tc, T h",
+                                    _FORWARD.format(W=wide), f"ember_lstm_forward_{wide}")
+    return xp.ElementwiseKernel("T dh, T gy, T K, raw T F, raw T G, int32 H, bool has_gy", "T dc, raw T dZ",
+                                _BACKWARD.format(W=wide), f"ember_lstm_backward_{wide}")
 
 
-def _kernel(xp, name, double):
-    key = (xp, name, double)
-    k = _kernels.get(key)
-    if k is None:
-        w = "double" if double else "float"
-        if name == "forward":
-            k = xp.ElementwiseKernel("T cp, raw T R, raw T B, int32 H, bool has_bias", "raw T G, T c, T tc, T h",
-                                     _FORWARD.format(W=w), f"ember_lstm_forward_{w}")
-        else:
-            k = xp.ElementwiseKernel("T dh, T gy, T K, raw T F, raw T G, int32 H, bool has_gy", "T dc, raw T dZ",
-                                     _BACKWARD.format(W=w), f"ember_lstm_backward_{w}")
-        _kernels[key] = k
-    return k
-
-
-def _launch(name, first, args):
-    try:
-        _kernel(XP[first.__class__], name, first.dtype.char == "d")(*args)
-    except Exception as e:  # noqa: BLE001 - a compiler that fails (no NVRTC, an old driver) must not stop training
-        if type(e).__name__ != "CompileException":
-            raise
-        _broken[0] = True
-        return False
-    return True
+KERNELS = Kernels(_make)
+available = KERNELS.available
 
 
 def forward_step(g, r, b, cp, c, tc, h, H):
     """Gates of one step: g (n, 4H) pre-activations += r (the recurrent product) + b, activated in place; c, tc,
     h (n, H) written. False where the kernel could not be built (the caller then runs its chain)."""
-    return _launch("forward", g, (cp, r, r if b is None else b, H, b is not None, g, c, tc, h))
+    return KERNELS("forward", g, (cp, r, r if b is None else b, H, b is not None, g, c, tc, h))
 
 
 def backward_step(dh, gy, K, F, G, dc, dZ, H):
     """dZ's rows of one step from dh (+ gy) and dc; dc carried back in place. False as forward_step."""
-    return _launch("backward", dh, (dh, dh if gy is None else gy, K, F, G, H, gy is not None, dc, dZ))
+    return KERNELS("backward", dh, (dh, dh if gy is None else gy, K, F, G, H, gy is not None, dc, dZ))
