@@ -37,7 +37,6 @@ def _train_step(lib, model, opt, x, y, amp_dtype=None):
     """One synchronized training step on a fixed batch; under autocast with `amp_dtype`, and with a GradScaler for
     float16 (as a float16 training loop has)."""
     loss_fn = lib.nn.functional.cross_entropy
-    model.to("cuda")
     scaler = lib.amp.GradScaler("cuda") if amp_dtype is lib.float16 else None
 
     def step():
