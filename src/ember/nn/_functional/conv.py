@@ -50,6 +50,7 @@ from ..._autocast import AUTOCAST, cast_args
 from ..._backend import XP
 from ..._ops._dispatch import SAVE_INPUTS, Op, dispatch, dispatch2
 from ...autograd.grad_mode import GRAD
+from . import _conv_cudnn
 
 __all__ = [
     "conv1d",
@@ -320,6 +321,12 @@ def _conv_cols(x, w, stride, lo, hi, dil, groups, b=None):
 
 def _conv_fwd(x, w, stride, lo, hi, dil, groups, save=False, b=None):
     """(y, the column buffer when save and small enough: the weight gradient reuses it, else None)."""
+    if _conv_cudnn.usable(x):
+        y = _conv_cudnn.forward(x, w, stride, lo, hi, dil)
+        if y is not None:
+            if b is not None:
+                y += b.reshape((-1,) + (1,) * len(lo))
+            return y, None
     y, cols = _conv_cols(x, w, stride, lo, hi, dil, groups, b)
     return y, (cols if save and cols is not None and cols.nbytes <= _SAVE_BYTES else None)
 
@@ -331,6 +338,12 @@ def _conv_b_fwd(x, w, b, stride, lo, hi, dil, groups, save=False):
 def _convt_fwd(g, w, stride, lo, hi, dil, groups, xsp, gp=None, b=None):
     """The adjoint of conv in x: g (N, Cout, *O), w (Cout, Cin/G, *K) -> (N, Cin, *xsp); gp: g on the flat grid
     when the caller already built it."""
+    if _conv_cudnn.usable(g):
+        x = _conv_cudnn.data_grad(g, w, stride, lo, hi, dil, groups, xsp)
+        if x is not None:
+            if b is not None:
+                x += b.reshape((-1,) + (1,) * len(lo))
+            return x
     if g.shape[0] and _use_grid(xsp, w.shape[2:], stride, lo, hi, dil, w.shape[0]):
         return _convt_grid(g, w, lo, hi, dil, groups, xsp, b, gp)
     if g.shape[0] and _PHASES and all(dd == 1 for dd in dil) and any(st > 1 for st in stride):
@@ -407,6 +420,10 @@ def _convt_b_fwd(g, w, b, stride, lo, hi, dil, groups, xsp):
 def _wgrad_fwd(x, g, stride, lo, hi, dil, groups, k, cols=None, gp=None):
     """The adjoint of conv in w: x (N, Cin, *S), g (N, Cout, *O) -> (Cout, Cin/G, *K). cols: the forward's column
     buffer of x when it kept one; gp: g on the flat grid when the caller already built it."""
+    if _conv_cudnn.usable(x):
+        gw = _conv_cudnn.weight_grad(x, g, stride, lo, hi, dil, groups, k)
+        if gw is not None:
+            return gw
     if x.shape[0] and _use_grid(x.shape[2:], k, stride, lo, hi, dil, g.shape[1]):
         return _wgrad_grid(x, g, lo, hi, dil, groups, k, cols, gp)
     if cols is None:
@@ -421,7 +438,8 @@ def _conv_bwd(ctx, g):
     need = ctx.needs_input_grad
     xsp, k = tuple(x.shape[2:]), tuple(w.shape[2:])
     gp = None
-    if need[0] and need[1] and x.shape[0] and _use_grid(xsp, k, *attrs[:4], w.shape[0]):
+    if need[0] and need[1] and x.shape[0] and not _conv_cudnn.usable(g._data) and \
+            _use_grid(xsp, k, *attrs[:4], w.shape[0]):
         gp = _grad_grid(g._data, xsp, k, *attrs[1:4])  # built once for both gradients
     gx = dispatch2(_CONVT, g, w, *attrs, xsp, gp) if need[0] else None
     gw = dispatch2(_WGRAD, x, g, *attrs, k, ctx.extra, gp) if need[1] else None
