@@ -23,6 +23,12 @@ CASES = {
 }
 
 
+@pytest.fixture(autouse=True)
+def cudnn_on(monkeypatch):
+    """cuDNN convolutions are opt-in (EMBER_CUDNN_CONV=1); these tests turn them on."""
+    monkeypatch.setattr(_conv_cudnn, "ENABLED", True)
+
+
 def _real_cudnn(gpu):
     if getattr(gpu, "IS_FAKE", False):
         pytest.skip("the fake CuPy has no cuDNN")
@@ -67,13 +73,16 @@ def test_cudnn_is_used_for_each_direction(gpu):
 
 
 def test_disabled_or_unavailable_cudnn_falls_back(gpu, monkeypatch):
-    """cudnn.enabled = False, or no frontend: conv.py's own kernels, same results."""
+    """cudnn.enabled = False, no frontend, or not opted in: conv.py's own kernels, same results."""
     x = ember.randn(2, 3, 8, 8, device="cuda", requires_grad=True)
     w = ember.randn(4, 3, 3, 3, device="cuda", requires_grad=True)
     with ember.backends.cudnn.flags(enabled=False):
         assert not _conv_cudnn.usable(x._data)
         y = F.conv2d(x, w, padding=1)
     monkeypatch.setattr(_conv_cudnn, "_MODULE", [False])
+    assert not _conv_cudnn.usable(x._data)
+    monkeypatch.setattr(_conv_cudnn, "_MODULE", [None])
+    monkeypatch.setattr(_conv_cudnn, "ENABLED", False)
     assert not _conv_cudnn.usable(x._data)
     y2 = F.conv2d(x, w, padding=1)
     np.testing.assert_allclose(y.detach().cpu().numpy(), y2.detach().cpu().numpy(), rtol=1e-5, atol=1e-5)
