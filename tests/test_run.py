@@ -43,7 +43,7 @@ PROGRAM = textwrap.dedent('''
     print("mha", MultiheadAttention is ember.nn.MultiheadAttention, sibling.VALUE)
     print(f"epochs {args.epochs} accuracy {acc:.2f}")
     try:
-        import torch.fx
+        import torch._inductor
     except ImportError as e:
         print("missing", type(e).__name__, e.name)
 ''')
@@ -68,7 +68,7 @@ def test_runs_an_unmodified_program_with_its_arguments(program, tmp_path):
     assert lines[0] == "same True True True True"
     assert lines[1] == "mha True 42"
     assert lines[2].startswith("epochs 20 accuracy ") and float(lines[2].split()[-1]) >= 0.9
-    assert lines[3] == "missing ModuleNotFoundError torch.fx"
+    assert lines[3] == "missing ModuleNotFoundError torch._inductor"
     # a real torch, where installed, is named as not used (never shadowed silently)
     assert ("the installed torch is not used" in r.stderr) == (importlib.util.find_spec("torch") is not None)
 

@@ -9,7 +9,7 @@ From Python (a notebook, say): `ember.run.install()`, after which `import torch`
 It is an explicit opt-in, scoped to the process that asks for it. It never replaces a torch that is already
 imported (that is an error), and where a real torch is installed it says on stderr that ember stands in for it.
 `torch.X` maps to `ember.X` module by module; a torch module ember has no counterpart of raises a
-ModuleNotFoundError that names it, so `try: import torch.fx except ImportError:` fallbacks keep working.
+ModuleNotFoundError that names it, so `try: import torch._inductor except ImportError:` fallbacks keep working.
 """
 import importlib
 import importlib.abc

@@ -1601,19 +1601,29 @@ def _truediv_op(self, other):
         return NotImplemented
 
 
+def _reflected_or_forward(reflected, forward):
+    """A reflected operator method that also takes a Tensor on the other side, as the forward operation other OP
+    self (Python never calls it so, but torch's x.__rsub__(y) works for a tensor y)."""
+    def method(self, other):
+        if isinstance(other, Tensor):
+            return forward(other, self)
+        return reflected(self, other)
+    return method
+
+
 Tensor.__add__ = Tensor.__radd__ = _add_op
 Tensor.__sub__ = _sub_op
-Tensor.__rsub__ = _rsub_op
+Tensor.__rsub__ = _reflected_or_forward(_rsub_op, _sub_op)
 Tensor.__mul__ = Tensor.__rmul__ = _mul_op
 Tensor.__truediv__ = _truediv_op
-Tensor.__rtruediv__ = Tensor.__rdiv__ = _operator(_rdiv)
+Tensor.__rtruediv__ = Tensor.__rdiv__ = _reflected_or_forward(_operator(_rdiv), _truediv_op)
 Tensor.__div__ = _truediv_op  # torch keeps Python 2's names of the division operators too
 Tensor.__floordiv__ = _operator(floor_divide)
-Tensor.__rfloordiv__ = _operator(_rfloordiv)
+Tensor.__rfloordiv__ = _reflected_or_forward(_operator(_rfloordiv), _operator(floor_divide))
 Tensor.__mod__ = _operator(remainder)
-Tensor.__rmod__ = _operator(_rmod)
+Tensor.__rmod__ = _reflected_or_forward(_operator(_rmod), _operator(remainder))
 Tensor.__pow__ = _operator(pow)
-Tensor.__rpow__ = _operator(_rpow)
+Tensor.__rpow__ = _reflected_or_forward(_operator(_rpow), _operator(pow))
 Tensor.__and__ = Tensor.__rand__ = _operator(bitwise_and)
 Tensor.__or__ = Tensor.__ror__ = _operator(bitwise_or)
 Tensor.__xor__ = Tensor.__rxor__ = _operator(bitwise_xor)

@@ -384,10 +384,10 @@ def _cat(tensors, dim, out):
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
         if shape != (0,):
             keep.append(i)
-    if not keep:
-        d = tensors[0]._data
+    if not keep:  # every input is a 1-D empty tensor: a new one, in the graph like torch's
         _wrap_dim(dim, 1)
-        r = Tensor._make(XP[d.__class__].empty((0,), dtype=dt if dt is not None else d.dtype))
+        first = tensors[0]
+        r = (first if dt is None else first.to(FROM_NP[dt])).clone()
     else:
         dim = _check_cat_shapes(tensors, keep, dim)
         skip = None if len(keep) == len(tensors) else tuple(x._data.shape == (0,) for x in tensors)

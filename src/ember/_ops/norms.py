@@ -145,7 +145,10 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         # 1: max column sum of |A|; inf: max row sum
         summed, other = (d0, d1) if abs(ord) == 1 else (d1, d0)
         s = vector_norm(A, 1, summed, True)
-        r = vector_norm(s, math.inf if ord > 0 else -math.inf, other, True)
+        if ord > 0 and A._data.shape[other] == 0:  # the largest of no sums: 0, as torch
+            r = s.sum(other, keepdim=True)
+        else:
+            r = vector_norm(s, math.inf if ord > 0 else -math.inf, other, True)
         if not keepdim:
             r = r.squeeze((d0, d1))
     else:
@@ -162,7 +165,7 @@ def _svd_norm(A, ord, d0, d1, keepdim):
     n = A._data.ndim
     perm = [i for i in range(n) if i not in (d0, d1)] + [d0, d1]
     s = linalg_svdvals(A.permute(perm))
-    if ord == "nuc":
+    if ord == "nuc" or ord == 2 and s._data.shape[-1] == 0:  # the largest of no singular values: 0, as torch
         r = s.sum(-1)
     else:  # the largest / smallest singular value (svdvals are sorted in descending order)
         k = s._data.shape[-1]

@@ -18,12 +18,13 @@ __all__ = ["gather", "index_add", "index_copy", "index_fill", "index_reduce", "i
 
 
 # ---------------------------------------------------------------- shared checks for dim-wise ops
-def _dim_index(index, name, message, allow32=True):
-    """index's array, checked to hold int64 (or int32) values."""
+def _dim_index(index, name, message, allow32=True, empty_any=False):
+    """index's array, checked to hold int64 (or int32) values; with empty_any, an empty index of any dtype passes
+    (gather and scatter in torch)."""
     if not isinstance(index, Tensor):
         raise TypeError(f"{name}(): argument 'index' must be Tensor, not {type(index).__name__}")
     a = index._data
-    if a.dtype != np.int64 and not (allow32 and a.dtype == np.int32):
+    if a.dtype != np.int64 and not (allow32 and a.dtype == np.int32) and not (empty_any and a.size == 0):
         raise RuntimeError(message.format(_scalar_name(a)))
     return a
 
@@ -124,7 +125,7 @@ _GATHER = Op("gather", lambda x, dim, idx: _gather_fwd(x, idx, dim), _gather_bwd
 
 
 def _gather_args(input, dim, index, name="gather"):
-    idx = _dim_index(index, name, name + "(): Expected dtype int32/int64 for index")
+    idx = _dim_index(index, name, name + "(): Expected dtype int32/int64 for index", empty_any=True)
     x = input._data
     if idx.__class__ is not x.__class__:
         check_same_device((input, index))
@@ -226,7 +227,7 @@ def _scatter_value_t(x, dim, idx, value):
 
 
 def _scatter_args(input, dim, index, src, name="scatter"):
-    idx = _dim_index(index, name, "scatter(): Expected dtype int32/int64 for index")
+    idx = _dim_index(index, name, "scatter(): Expected dtype int32/int64 for index", empty_any=True)
     x = input._data
     dim = _wrap_dim(dim, x.ndim)
     if max(idx.ndim, 1) != max(x.ndim, 1):

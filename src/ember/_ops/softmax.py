@@ -27,7 +27,7 @@ _BLAS = (np.dtype(np.float32), np.dtype(np.float64))
 
 def _sum_keep(e, dim):
     """e.sum(dim, keepdims=True); the last dim of a contiguous float array goes through BLAS (one fast pass)."""
-    if dim == e.ndim - 1 and e.dtype in _BLAS and e.__class__ is np.ndarray and e.flags.c_contiguous:
+    if dim == e.ndim - 1 and e.dtype in _BLAS and e.__class__ is np.ndarray and e.flags.c_contiguous and e.size:
         n = e.shape[-1]
         ones = _ONES.get((n, e.dtype))
         if ones is None:

@@ -13,6 +13,7 @@ from ._inplace import write_out
 from ._linalg_util import (LinAlgError, _batch_prefix, _check_float, _check_matrix, _check_same_dtype,
                            _check_square, _conj, _const, _mH, _mT, _mT_np, _out, _shape_str, _structseq,
                            _tril_mask, _triu_mask, _warn_once)
+from .binary import where
 from .linalg import matmul
 
 __all__ = ["inverse", "det", "logdet", "slogdet", "matrix_power", "matrix_exp", "triangular_solve"]
@@ -30,7 +31,9 @@ def matrix_power(input, n, *, out=None):
         n = -n
     if n == 0:
         m = input._data.shape[-1]
-        r = _const(input, np.broadcast_to(np.eye(m, dtype=input._data.dtype), input._data.shape).copy())
+        eye = _const(input, np.broadcast_to(np.eye(m, dtype=input._data.dtype), input._data.shape).copy())
+        # torch's identity is in the graph (a zero gradient); a where() keeps its values exact even for inf/nan
+        r = where(_const(input, np.zeros((), bool)), input, eye) if input.requires_grad else eye
         return r if out is None else write_out(r, out, "linalg_matrix_power")
     r, base = None, input
     while True:  # binary exponentiation

@@ -1,6 +1,7 @@
 """Sorting and selection (sort, argsort, msort, topk, kthvalue), nonzero/argwhere, unique, and binning
 (searchsorted, bucketize, histc, histogram, bincount)."""
 import builtins
+import math
 
 import numpy as np
 
@@ -215,7 +216,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
             raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         dim = _wrap_dim(dim, x.ndim)
         rows = np.moveaxis(x, dim, 0)
-        flat = rows.reshape(rows.shape[0], -1)
+        flat = rows.reshape(rows.shape[0], math.prod(rows.shape[1:]))  # -1 is ambiguous when a size is 0
     n = flat.shape[0]
     change = np.ones(n, dtype=bool)
     if n > 1:
@@ -261,8 +262,9 @@ def searchsorted(sorted_sequence, values=None, *, out_int32=False, right=False, 
             raise RuntimeError(f"ember.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
                                f"dimensions of boundaries tensor and input value tensor must match, but we got "
                                f"boundaries tensor {_fmt(seq.shape)} and input value tensor {_fmt(v.shape)}")
-        s2, v2 = seq.reshape(-1, seq.shape[-1]), v.reshape(-1, v.shape[-1])
-        o2 = None if srt is None else srt.reshape(-1, srt.shape[-1])
+        rows = math.prod(seq.shape[:-1])  # not -1: ambiguous when a size is 0
+        s2, v2 = seq.reshape(rows, seq.shape[-1]), v.reshape(rows, v.shape[-1])
+        o2 = None if srt is None else srt.reshape(rows, srt.shape[-1])
         r = np.stack([np.searchsorted(s2[i], v2[i], side=how, sorter=None if o2 is None else o2[i])
                       for i in range(s2.shape[0])]).reshape(v.shape) if s2.shape[0] else np.zeros_like(v, np.int64)
     r = r.astype(np.int32 if out_int32 else np.int64)  # a NumPy scalar for a scalar value on the CPU
