@@ -1,0 +1,85 @@
+"""Behaviours that PyTorch's OpInfo database (tests/compat/test_opinfo_compat.py) found missing, pinned here so that
+they are tested without torch too: empty tensors, empty indices of any dtype, graphs through degenerate cases, and
+reflected operators called with a tensor."""
+import numpy as np
+import pytest
+
+import ember
+
+
+@pytest.mark.parametrize("shape, dim", [((0,), 0), ((2, 0), 1), ((0, 3), 0), ((3, 0, 2), 1)])
+@pytest.mark.parametrize("fn", [ember.softmax, ember.log_softmax, ember.nn.functional.softmin])
+def test_softmax_family_on_empty_tensors(fn, shape, dim):
+    x = ember.zeros(shape, dtype=ember.float64, requires_grad=True)
+    y = fn(x, dim)
+    assert y.shape == shape
+    y.sum().backward()
+    assert x.grad.shape == shape
+
+
+def test_unique_consecutive_along_a_dim_with_an_empty_size():
+    x = ember.zeros(5, 0, 5)
+    assert ember.unique_consecutive(x, dim=1).shape == (5, 0, 5)
+    out, counts = ember.unique_consecutive(x, dim=0, return_counts=True)
+    assert out.shape == (1, 0, 5) and counts.tolist() == [5]  # empty rows are all equal
+
+
+def test_searchsorted_on_empty_batches_with_a_sorter():
+    seq = ember.zeros(0, 0)
+    r = ember.searchsorted(seq, ember.zeros(0, 0), sorter=ember.zeros(0, 0, dtype=ember.int64))
+    assert r.shape == (0, 0) and r.dtype is ember.int64
+    r = ember.searchsorted(ember.zeros(0, 3), ember.zeros(0, 2))
+    assert r.shape == (0, 2)
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (0, 3), (3, 0), (2, 0, 3)])
+@pytest.mark.parametrize("ord", [1, float("inf"), 2, "fro", "nuc"])
+def test_matrix_norms_of_empty_matrices_are_zero(shape, ord):
+    x = ember.zeros(shape, dtype=ember.float64, requires_grad=True)
+    r = ember.linalg.matrix_norm(x, ord)
+    np.testing.assert_array_equal(r.detach().numpy(), np.zeros(shape[:-2]))
+    r.sum().backward()
+    assert x.grad.shape == shape
+
+
+def test_empty_gather_and_scatter_indices_of_any_dtype():
+    x = ember.arange(5.0)
+    empty = ember.zeros(0, dtype=ember.uint8)
+    assert ember.gather(x, 0, empty).shape == (0,)
+    np.testing.assert_array_equal(ember.scatter(x, 0, empty, ember.zeros(0)).numpy(), x.numpy())
+    np.testing.assert_array_equal(ember.scatter_add(x, 0, empty, ember.zeros(0)).numpy(), x.numpy())
+    with pytest.raises(RuntimeError, match=r"gather\(\): Expected dtype int32/int64 for index"):
+        ember.gather(x, 0, ember.zeros(1, dtype=ember.uint8))
+    with pytest.raises(RuntimeError, match=r"index_add_\(\): Expected dtype int32/int64 for index"):
+        x.index_add(0, empty, ember.zeros(0))  # torch checks index_* dtypes even when empty
+
+
+def test_cat_of_empty_tensors_stays_in_the_graph():
+    a = ember.tensor([], dtype=ember.float64, requires_grad=True)
+    r = ember.cat([a, a])
+    assert r.shape == (0,) and r.requires_grad and r is not a
+    r.sum().backward()
+    assert a.grad.shape == (0,)
+    assert ember.cat([a, ember.tensor([], dtype=ember.float32)]).dtype is ember.float64
+
+
+def test_matrix_power_zero_is_an_exact_identity_in_the_graph():
+    x = ember.tensor([[np.inf, 2.0], [3.0, np.nan]], dtype=ember.float64, requires_grad=True)
+    r = ember.linalg.matrix_power(x, 0)
+    np.testing.assert_array_equal(r.detach().numpy(), np.eye(2))  # not inf * 0
+    assert r.requires_grad
+    r.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((2, 2)))
+    assert not ember.linalg.matrix_power(ember.eye(2), 0).requires_grad
+
+
+def test_reflected_operators_take_a_tensor_on_the_other_side():
+    a, b = ember.tensor([5.0, 7.0]), ember.tensor([2.0, 3.0])
+    np.testing.assert_array_equal(a.__rsub__(b).numpy(), [-3.0, -4.0])
+    np.testing.assert_allclose(a.__rdiv__(b).numpy(), [0.4, 3 / 7])
+    np.testing.assert_allclose(a.__rtruediv__(b).numpy(), [0.4, 3 / 7])
+    np.testing.assert_array_equal(a.__rmod__(b).numpy(), [2.0, 3.0])
+    np.testing.assert_array_equal(a.__rpow__(b).numpy(), [32.0, 2187.0])
+    np.testing.assert_array_equal(a.__rfloordiv__(b).numpy(), [0.0, 0.0])
+    np.testing.assert_array_equal((2 - a).numpy(), [-3.0, -5.0])  # the scalar forms as before
+    np.testing.assert_array_equal((2 % a).numpy(), [2.0, 2.0])
