@@ -83,3 +83,17 @@ def test_reflected_operators_take_a_tensor_on_the_other_side():
     np.testing.assert_array_equal(a.__rfloordiv__(b).numpy(), [0.0, 0.0])
     np.testing.assert_array_equal((2 - a).numpy(), [-3.0, -5.0])  # the scalar forms as before
     np.testing.assert_array_equal((2 % a).numpy(), [2.0, 2.0])
+
+
+def test_frexp_mantissa_is_differentiable():
+    x = ember.tensor([3.0, -0.3, 0.0, 8.0], dtype=ember.float64, requires_grad=True)
+    m, e = ember.frexp(x)
+    np.testing.assert_array_equal(m.detach().numpy(), [0.75, -0.6, 0.0, 0.5])
+    assert e.dtype is ember.int32 and not e.requires_grad
+    m.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.25, 2.0, 1.0, 0.0625])  # 2**-exponent
+    assert ember.autograd.gradcheck(lambda t: ember.frexp(t)[0],
+                                    (ember.tensor([3.0, -0.3, 5.5], dtype=ember.float64, requires_grad=True),))
+    m0, e0 = ember.frexp(ember.tensor(12.0, dtype=ember.float64, requires_grad=True))
+    assert m0.shape == () and m0.item() == 0.75 and e0.item() == 4
+    m0.backward()

@@ -1006,14 +1006,35 @@ Tensor.is_neg = is_neg
 Tensor.logical_not_ = make_inplace(logical_not, "logical_not_")
 Tensor.bitwise_not_ = make_inplace(bitwise_not, "bitwise_not_")
 
+def _frexp_parts(d):
+    m, e = np.frexp(d if d.dtype.kind == "f" else d.astype(np.float32))
+    if d.__class__ is np.ndarray and d.ndim == 0:  # NumPy answers scalars for a 0-d array
+        m, e = np.asarray(m), np.asarray(e)
+    return m.astype(d.dtype, copy=False), e
+
+
+def _frexp_bwd(ctx, g):
+    # mantissa = x * 2**-exponent, the exponent piecewise constant: d mantissa / dx = 2**-exponent (torch's formula)
+    x = ctx.inputs[0]._data
+    e = _frexp_parts(x)[1]
+    scale = np.ldexp(np.ones_like(e, dtype=np.float32 if x.dtype.kind != "f" else x.dtype), -e)
+    if x.__class__ is np.ndarray:
+        scale = np.asarray(scale)  # NumPy answers a scalar for 0-d
+    return g * Tensor._make(scale.astype(x.dtype, copy=False))
+
+
+FREXP_MANTISSA = Op("frexp", lambda x: _frexp_parts(x)[0], _frexp_bwd, SAVE_INPUTS)
+
+
 def frexp(input, *, out=None):
-    """Same as `torch.frexp`: (mantissa, exponent) with an int32 exponent."""
+    """Same as `torch.frexp`: (mantissa, exponent) with an int32 exponent; the mantissa is differentiable."""
     from .. import return_types as _rt
     d = input._data
     if d.dtype.kind not in "fV":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
-    m, e = np.frexp(d if d.dtype.kind == "f" else d.astype(np.float32))
-    r = _rt.frexp(wrap(m.astype(d.dtype, copy=False)), wrap(e.astype(np.int32, copy=False)))
+    m, e = _frexp_parts(d)
+    mantissa = dispatch1(FREXP_MANTISSA, input) if GRAD[0] and input.requires_grad else wrap(m)
+    r = _rt.frexp(mantissa, wrap(e.astype(np.int32, copy=False)))
     if out is None:
         return r
     return _rt.frexp(write_out(r[0], out[0], "frexp"), write_out(r[1], out[1], "frexp"))
