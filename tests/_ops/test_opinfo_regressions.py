@@ -97,3 +97,12 @@ def test_frexp_mantissa_is_differentiable():
     m0, e0 = ember.frexp(ember.tensor(12.0, dtype=ember.float64, requires_grad=True))
     assert m0.shape == () and m0.item() == 0.75 and e0.item() == 4
     m0.backward()
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_pdist_of_fewer_than_two_rows_is_empty_and_in_the_graph(n):
+    x = ember.randn(n, 3, dtype=ember.float64, requires_grad=True)
+    r = ember.nn.functional.pdist(x)
+    assert r.shape == (0,) and r.requires_grad
+    r.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((n, 3)))

@@ -53,7 +53,6 @@ KNOWN = {
     'nn.functional.linear_cross_entropy': 'missing: ember has no nn.functional.linear_cross_entropy',
     'nn.functional.linear_cross_entropy.chunked': 'missing: ember has no nn.functional.linear_cross_entropy',
     'nn.functional.linear_cross_entropy.chunked_none': 'missing: ember has no nn.functional.linear_cross_entropy',
-    'nn.functional.pdist': "float64 sample 0: AssertionError: ember's output does not require grad",
     'ormqr': 'missing: ember has no ormqr',
     'polygamma.polygamma_n_0': 'float32 sample 0: AssertionError: Not equal to tolerance rtol=1e-05, atol=1e-05',
     'polygamma.polygamma_n_1': 'float32 sample 0: AssertionError: Not equal to tolerance rtol=1e-05, atol=1e-05',
