@@ -106,3 +106,13 @@ def test_pdist_of_fewer_than_two_rows_is_empty_and_in_the_graph(n):
     assert r.shape == (0,) and r.requires_grad
     r.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.zeros((n, 3)))
+
+
+def test_gather_with_an_empty_index_of_another_rank():
+    x = ember.arange(5.0, requires_grad=True)
+    r = ember.gather(x, 0, ember.zeros(2, 0, dtype=ember.uint8))
+    assert r.shape == (2, 0) and r.requires_grad
+    r.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros(5))
+    with pytest.raises(RuntimeError, match="Index tensor must have the same number of dimensions"):
+        ember.gather(x, 0, ember.zeros(2, 1, dtype=ember.int64))

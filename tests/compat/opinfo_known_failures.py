@@ -13,7 +13,6 @@ KNOWN = {
     'chalf': 'missing: ember.Tensor has no method chalf',
     'cov': 'float64 sample 24: AssertionError: Not equal to tolerance rtol=1e-06, atol=1e-06',
     'fft.hfft2': 'float32 sample 5: AssertionError: Not equal to tolerance rtol=1e-05, atol=1e-05',
-    'gather': 'float32 sample 4: RuntimeError: Index tensor must have the same number of dimensions as input tensor',
     'geqrf': 'missing: ember has no geqrf',
     'gradient': 'missing: ember has no gradient',
     'grid_sampler_2d': 'missing: ember has no grid_sampler_2d',

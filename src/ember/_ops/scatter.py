@@ -130,7 +130,7 @@ def _gather_args(input, dim, index, name="gather"):
     if idx.__class__ is not x.__class__:
         check_same_device((input, index))
     dim = _wrap_dim(dim, x.ndim)
-    if max(idx.ndim, 1) != max(x.ndim, 1):
+    if max(idx.ndim, 1) != max(x.ndim, 1) and idx.size:  # an empty index may have any shape, as in torch
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     if x.ndim and idx.ndim:
         for d in range(x.ndim):
@@ -143,7 +143,10 @@ def _gather_args(input, dim, index, name="gather"):
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     """Same as `torch.gather`."""
     dim, idx = _gather_args(input, dim, index)
-    r = dispatch1(_GATHER, input, dim, idx)
+    if idx.size == 0 and idx.ndim != input._data.ndim:
+        r = input.reshape(-1)[:0].reshape(idx.shape)  # nothing gathered: empty, of the index's shape
+    else:
+        r = dispatch1(_GATHER, input, dim, idx)
     return r if out is None else write_out(r, out, "gather", (input, index))
 
 
