@@ -116,3 +116,13 @@ def test_gather_with_an_empty_index_of_another_rank():
     np.testing.assert_array_equal(x.grad.numpy(), np.zeros(5))
     with pytest.raises(RuntimeError, match="Index tensor must have the same number of dimensions"):
         ember.gather(x, 0, ember.zeros(2, 1, dtype=ember.int64))
+
+
+@pytest.mark.parametrize("driver, rank_shape, sv_shape", [("gels", (0,), (0,)), ("gelsy", (), (0,)),
+                                                          ("gelsd", (), (2,)), ("gelss", (), (2,))])
+def test_lstsq_reports_what_each_driver_computes(driver, rank_shape, sv_shape):
+    A, B = ember.randn(2, 3, dtype=ember.float64), ember.randn(2, 3, dtype=ember.float64)
+    r = ember.linalg.lstsq(A, B, driver=driver)
+    assert r.rank.shape == rank_shape and r.rank.dtype is ember.int64
+    assert r.singular_values.shape == sv_shape and r.residuals.shape == (0,)
+    np.testing.assert_allclose((A @ r.solution).numpy(), B.numpy(), atol=1e-10)  # underdetermined: exact fit

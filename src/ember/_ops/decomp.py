@@ -488,7 +488,10 @@ def _lstsq_fwd(a, b, rcond, driver):
     xp = xp_of(a)
     sol = np.stack(sols).reshape(shape + (n, b.shape[-1])) if sols else xp.zeros(shape + (n, b.shape[-1]), a.dtype)
     # NumPy answers each rank as an integer, CuPy as a 0-dim device array
-    rank = (np.array(ranks, np.int64) if xp is np else xp.asarray(ranks, dtype=np.int64)).reshape(shape)
+    if driver == "gels":  # QR without pivoting computes no rank: torch answers an empty tensor
+        rank = xp.zeros((0,), np.int64)
+    else:
+        rank = (np.array(ranks, np.int64) if xp is np else xp.asarray(ranks, dtype=np.int64)).reshape(shape)
     real = a.real.dtype
     if driver in ("gelsd", "gelss") and sols:
         sv = np.stack(svals).reshape(shape + (min(m, n),)).astype(real)
@@ -506,7 +509,7 @@ LSTSQ = Op("linalg_lstsq", _lstsq_fwd, _lstsq_bwd, SAVE_INPUTS, nout=4)
 
 def linalg_lstsq(A, B, rcond=None, *, driver=None):
     """Same as `torch.linalg.lstsq`: (solution, residuals, rank, singular_values); driver as torch's CPU
-    drivers report them (default gelsy: residuals and singular_values empty)."""
+    drivers report them (default gelsy: residuals and singular_values empty; gels: rank empty too)."""
     _check_matrix(A, "torch.linalg.lstsq")
     _check_float(A, "linalg.lstsq")
     if driver is None:
