@@ -7,6 +7,7 @@ import pytest
 
 import ember
 import ember.nn.functional as F
+from ember._backend import cudnn as _cudnn
 from ember.nn._functional import _conv_cudnn
 
 CASES = {
@@ -32,9 +33,9 @@ def cudnn_on(monkeypatch):
 def _real_cudnn(gpu):
     if getattr(gpu, "IS_FAKE", False):
         pytest.skip("the fake CuPy has no cuDNN")
-    cudnn = _conv_cudnn._cudnn()
+    cudnn = _cudnn.module()
     if cudnn is None:
-        pytest.skip(f"no cuDNN frontend (nvidia-cudnn-frontend): {_conv_cudnn.WHY_NOT[0]}")
+        pytest.skip(f"no cuDNN frontend (nvidia-cudnn-frontend): {_cudnn.WHY_NOT[0]}")
 
 
 def _run(fn, xs, ws, dev, dtype):
@@ -54,21 +55,21 @@ def test_cudnn_matches_cpu(name, dtype, tol, gpu):
     rng = np.random.default_rng(0)
     xs, ws = rng.standard_normal(xshape), rng.standard_normal(wshape) / np.sqrt(np.prod(wshape[1:]))
     want = _run(fn, xs, ws, "cpu", ember.float64)
-    _conv_cudnn.UNSUPPORTED.clear()
+    _cudnn.UNSUPPORTED.clear()
     with ember.backends.cudnn.flags(enabled=True, allow_tf32=False):
         got = _run(fn, xs, ws, "cuda", dtype)
-    assert not _conv_cudnn.UNSUPPORTED, _conv_cudnn.UNSUPPORTED  # every graph ran on cuDNN
+    assert not _cudnn.UNSUPPORTED, _cudnn.UNSUPPORTED  # every graph ran on cuDNN
     for g, c in zip(got, want):
         np.testing.assert_allclose(g, c, rtol=tol, atol=tol * max(1.0, np.abs(c).max()))
 
 
 def test_cudnn_is_used_for_each_direction(gpu):
     _real_cudnn(gpu)
-    _conv_cudnn._GRAPHS.clear()
+    _cudnn.GRAPHS.clear()
     x = ember.randn(2, 3, 8, 8, device="cuda", requires_grad=True)
     w = ember.randn(4, 3, 3, 3, device="cuda", requires_grad=True)
     F.conv2d(x, w, padding=1).sum().backward()
-    kinds = {key[0] for key, entry in _conv_cudnn._GRAPHS.items() if entry is not None}
+    kinds = {key[1] for key, entry in _cudnn.GRAPHS.items() if entry is not None}
     assert kinds == {"fprop", "dgrad", "wgrad"}
 
 
@@ -79,9 +80,9 @@ def test_disabled_or_unavailable_cudnn_falls_back(gpu, monkeypatch):
     with ember.backends.cudnn.flags(enabled=False):
         assert not _conv_cudnn.usable(x._data)
         y = F.conv2d(x, w, padding=1)
-    monkeypatch.setattr(_conv_cudnn, "_MODULE", [False])
+    monkeypatch.setattr(_cudnn, "_MODULE", [False])
     assert not _conv_cudnn.usable(x._data)
-    monkeypatch.setattr(_conv_cudnn, "_MODULE", [None])
+    monkeypatch.setattr(_cudnn, "_MODULE", [None])
     monkeypatch.setattr(_conv_cudnn, "ENABLED", False)
     assert not _conv_cudnn.usable(x._data)
     y2 = F.conv2d(x, w, padding=1)
@@ -92,3 +93,11 @@ def test_disabled_or_unavailable_cudnn_falls_back(gpu, monkeypatch):
 def test_float64_stays_off_cudnn(gpu):
     x = ember.randn(1, 2, 5, 5, dtype=ember.float64, device="cuda")
     assert not _conv_cudnn.usable(x._data)
+
+
+def test_arrays_of_the_fake_cupy_never_reach_cudnn(fake_gpu, monkeypatch):
+    """The NumPy-backed stand-in's pointers are host memory: with a real cuDNN loaded they must still stay away."""
+    monkeypatch.setattr(_cudnn, "_MODULE", [object()])  # as if the frontend had loaded
+    x = ember.randn(1, 2, 5, 5, device="cuda")
+    assert _cudnn.for_array(x._data) is None and not _conv_cudnn.usable(x._data)
+    assert _cudnn.for_array(np.zeros(3, np.float32)) is None

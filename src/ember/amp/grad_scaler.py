@@ -5,6 +5,7 @@ from enum import Enum
 import numpy as np
 
 from .._backend import XP, host
+from .._backend.kernels import Kernels
 
 __all__ = ["GradScaler", "OptState"]
 
@@ -102,6 +103,9 @@ class GradScaler:
                 if key not in found:
                     found[key] = full((), 0.0, dtype=float32, device=dev)
                 d = g._data
+                if d.__class__ is inv_scale.__class__ and _KERNELS.available(d) and _KERNELS(
+                        "unscale", d, (inv_scale.reshape(1), d, found[key]._data.reshape(1))):
+                    continue  # one launch: the check and the multiplication
                 factor = factors.get((d.__class__, d.dtype))
                 if factor is None:
                     factor = factors[(d.__class__, d.dtype)] = _factor(inv_scale, d)
@@ -273,6 +277,16 @@ class GradScaler:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+
+
+def _make_kernel(xp, name, wide):
+    # non-finite values seen before unscaling set the device flag (every writer writes 1), as torch's check does
+    return xp.ElementwiseKernel("raw float64 inv", "T g, raw float32 found",
+                                f"{wide} x = ({wide})g; if (!isfinite(x)) found[0] = 1.0f; g = (T)(x * ({wide})inv[0]);",
+                                f"ember_unscale_{wide}")
+
+
+_KERNELS = Kernels(_make_kernel)
 
 
 def _factor(inv_scale, d):

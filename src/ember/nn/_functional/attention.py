@@ -21,6 +21,7 @@ from ..._backend import XP
 from ..._ops._dispatch import SAVE_BOTH, Op, dispatch, wrap
 from ...autograd.grad_mode import GRAD
 from ...backends.cuda import _SDP
+from . import _sdpa_cudnn
 from . import linear as _flinear
 
 __all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
@@ -218,6 +219,33 @@ _SDPA = Op("scaled_dot_product_attention", _sdpa_fwd, _sdpa_bwd, save=SAVE_BOTH,
            node_name="ScaledDotProductFlashAttentionForCpuBackward0")
 
 
+def _cudnn_fwd(q, k, v, res, causal, scale, dropout_p):
+    return res  # computed before dispatch: cuDNN may refuse a signature, and then ember's kernels run instead
+
+
+def _cudnn_bwd(ctx, g):
+    q, k, v = ctx.inputs
+    causal, scale, dropout_p = ctx.attrs[1:]
+    if GRAD[0]:
+        if dropout_p:
+            raise RuntimeError("scaled_dot_product_attention: double backward through cuDNN attention with dropout "
+                               "is not supported; run it under sdpa_kernel(SDPBackend.MATH)")
+        return _math_backward_of(q, k, v, None, causal, scale, 1, None, g, ctx.needs_input_grad)
+    grads = _sdpa_cudnn.backward(q._data, k._data, v._data, ctx.output._data, g._data, ctx.extra, causal, scale,
+                                 dropout_p)
+    if grads is None:
+        if dropout_p:
+            raise RuntimeError("scaled_dot_product_attention: cuDNN computed the forward but refuses its backward "
+                               f"(q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, {q.dtype})")
+        with ember.enable_grad():  # record the composite formula to differentiate it once
+            return _math_backward_of(q, k, v, None, causal, scale, 1, None, g, ctx.needs_input_grad, False)
+    return tuple(wrap(d) for d in grads)
+
+
+_SDPA_CUDNN = Op("scaled_dot_product_attention", _cudnn_fwd, _cudnn_bwd, save=SAVE_BOTH, extra=True,
+                 node_name="ScaledDotProductCudnnAttentionBackward0")
+
+
 def _math_attention(q, k, v, mask, causal, scale, group, keep):
     """The composite (differentiable to any order) formula; mask is a Tensor or None."""
     if group > 1:
@@ -243,10 +271,14 @@ def _math_backward(ctx, g):
     q, k, v = ctx.inputs
     mask, causal, scale, group, keep = ctx.attrs
     mt = None if mask is None else ember.Tensor._make(mask.copy())
-    want = [t for t, need in zip((q, k, v), ctx.needs_input_grad) if need]
-    grads = iter(ember.autograd.grad(_math_attention(q, k, v, mt, causal, scale, group, keep), want, g,
-                                     create_graph=True, allow_unused=True))
-    return tuple(next(grads) if need else None for need in ctx.needs_input_grad)
+    return _math_backward_of(q, k, v, mt, causal, scale, group, keep, g, ctx.needs_input_grad)
+
+
+def _math_backward_of(q, k, v, mask, causal, scale, group, keep, g, needs, create_graph=True):
+    want = [t for t, need in zip((q, k, v), needs) if need]
+    grads = iter(ember.autograd.grad(_math_attention(q, k, v, mask, causal, scale, group, keep), want, g,
+                                     create_graph=create_graph, allow_unused=True))
+    return tuple(next(grads) if need else None for need in needs)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -303,6 +335,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         if mask_arr.ndim < 2 or mask_arr.shape[-2:] != (L, S):
             mask_arr = np.broadcast_to(mask_arr, np.broadcast_shapes(mask_arr.shape, (L, S)))
     sc = 1.0 / math.sqrt(E) if scale is None else float(scale)
+    fused = _SDP["flash"] if query._data.__class__ is np.ndarray else \
+        _SDP["flash"] or _SDP["mem_efficient"] or _SDP["cudnn"]
+    if fused and _sdpa_cudnn.usable(query._data, key._data, value._data, mask_arr, group) and dropout_p < 1.0:
+        res = _sdpa_cudnn.forward(query._data, key._data, value._data, bool(is_causal), sc, float(dropout_p))
+        if res is not None:
+            return dispatch(_SDPA_CUDNN, (query, key, value), res, bool(is_causal), sc, float(dropout_p))
     keep = None
     if dropout_p > 0.0:
         L, S = query.shape[-2], key.shape[-2]
@@ -312,8 +350,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         else:
             keep = (ember.rand(shape, device=query.device)._data >= dropout_p).astype(np.float32) / np.float32(1.0 - dropout_p)
         keep = keep.astype(_compute_dtype(query._data.dtype), copy=False)
-    fused = _SDP["flash"] if query._data.__class__ is np.ndarray else \
-        _SDP["flash"] or _SDP["mem_efficient"] or _SDP["cudnn"]
     if not (fused or _SDP["math"]):
         raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This is likely due to "
                            "turning off both the math kernel and the fused kernels.")

@@ -67,12 +67,14 @@ def _sum(a, axes):
     """a.sum(axes, keepdims=True); einsum is several times faster than ndarray.sum over several axes."""
     if a.dtype == _BF16:  # einsum has no bfloat16 loop; the sum is taken in float32, as torch accumulates
         return a.sum(axis=axes, dtype=np.float32, keepdims=True).astype(a.dtype)
+    if a.__class__ is not np.ndarray:  # on a GPU one reduction kernel; CuPy's einsum is a chain of them
+        return a.sum(axis=axes, keepdims=True)
     return _keep(np.einsum(_subscripts(a.ndim, axes, 1), a), a.shape, axes)
 
 
 def _dot(a, b, axes):
     """(a * b).sum(axes, keepdims=True) without the product temporary."""
-    if a.dtype == _BF16:
+    if a.dtype == _BF16 or a.__class__ is not np.ndarray:
         return _sum(a * b, axes)
     return _keep(np.einsum(_subscripts(a.ndim, axes, 2), a, b), a.shape, axes)
 

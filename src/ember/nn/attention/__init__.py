@@ -1,8 +1,10 @@
 """ember.nn.attention: same as torch.nn.attention — choosing the kernels of scaled_dot_product_attention.
 
-ember has two attention kernels: the math path (the attention matrix in full) and a tiled one that never forms
-it (flash attention's idea). On the CPU they stand for torch's MATH and FLASH_ATTENTION backends; on CUDA the
-same kernels serve every backend torch has there.
+ember has two attention kernels of its own: the math path (the attention matrix in full) and a tiled one that
+never forms it (flash attention's idea). On the CPU they stand for torch's MATH and FLASH_ATTENTION backends. On
+CUDA the fused backends (FLASH_ATTENTION, EFFICIENT_ATTENTION, CUDNN_ATTENTION) run cuDNN's fused attention where
+the cuDNN frontend is installed and cuDNN supports the case (NOTE [ cuDNN attention ] in
+nn/_functional/_sdpa_cudnn.py), else the tiled kernel; MATH is the math path.
 """
 import contextlib
 import enum
