@@ -110,12 +110,14 @@ def dispatch1(op, x, *attrs):
         out, extra = out
     else:
         extra = None
-    if x._requires_grad and GRAD[0] and op.bwd is not None:
-        return record(op, (x,), attrs, _as_array(out, op.nout), extra, op.nout)
     if op.nout == 1:
         if out.__class__ not in XP:
             out = np.asarray(out)
+        if x._requires_grad and GRAD[0] and op.bwd is not None:
+            return record(op, (x,), attrs, out, extra, 1)
         return _make(out)
+    if x._requires_grad and GRAD[0] and op.bwd is not None:
+        return record(op, (x,), attrs, _as_array(out, op.nout), extra, op.nout)
     return tuple(wrap(o) for o in out)
 
 
@@ -132,12 +134,14 @@ def dispatch2(op, a, b, *attrs):
         out, extra = out
     else:
         extra = None
-    if (a._requires_grad or b._requires_grad) and GRAD[0] and op.bwd is not None:
-        return record(op, (a, b), attrs, _as_array(out, op.nout), extra, op.nout)
     if op.nout == 1:
         if out.__class__ not in XP:
             out = np.asarray(out)
+        if (a._requires_grad or b._requires_grad) and GRAD[0] and op.bwd is not None:
+            return record(op, (a, b), attrs, out, extra, 1)
         return _make(out)
+    if (a._requires_grad or b._requires_grad) and GRAD[0] and op.bwd is not None:
+        return record(op, (a, b), attrs, _as_array(out, op.nout), extra, op.nout)
     return tuple(wrap(o) for o in out)
 
 

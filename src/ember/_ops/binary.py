@@ -14,7 +14,7 @@ from .._tensor import Tensor
 from .._tensor_str import SCALAR_NAMES
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import bump_version, counter, version_error
-from ._dispatch import SAVE_INPUTS, SAVE_NONE, SAVE_OUTPUT, Op, dispatch, dispatch1, dispatch2
+from ._dispatch import SAVE_INPUTS, SAVE_NONE, SAVE_OUTPUT, Op, dispatch, dispatch1, dispatch2, wrap
 from ._inplace import make_inplace, view_needs_grad, write_out
 from .unary import py_typename
 
@@ -309,8 +309,8 @@ def define(name, fwd, bwd_a, bwd_b, save=SAVE_INPUTS, fwd_scalar=None, bwd_scala
     forms see the number as ctx.attrs[0].
     """
     def bwd(ctx, g):
-        need = ctx.needs_input_grad
-        return (bwd_a(ctx, g) if need[0] else None, bwd_b(ctx, g) if need[1] else None)
+        (fa, _), (fb, _) = ctx.next_functions  # an input needs a gradient where its edge leads somewhere
+        return (bwd_a(ctx, g) if fa is not None else None, bwd_b(ctx, g) if fb is not None else None)
     op = Op(name, fwd, bwd if bwd_a is not None else None, save, node_name=node_name)
     ops = Op(name, fwd_scalar or fwd, bwd_scalar, save if save_scalar is None else save_scalar,
              node_name=node_scalar or node_name)
@@ -435,8 +435,15 @@ def _alpha_bwd(sign):
 ADD, ADD_S, _ = define("add", np.add, lambda ctx, g: g, lambda ctx, g: g, save=SAVE_NONE,
                        bwd_scalar=lambda ctx, g: g)
 ADD_ALPHA = Op("add", _add_alpha_fwd, _alpha_bwd(1), SAVE_NONE)
-SUB, SUB_S, RSUB_S = define("sub", np.subtract, lambda ctx, g: g, lambda ctx, g: -g, save=SAVE_NONE,
-                            bwd_scalar=lambda ctx, g: g, bwd_rscalar=lambda ctx, g: -g,
+
+
+def _negated(g):
+    """-g, on the array when no graph of the backward is recorded."""
+    return -g if GRAD[0] or g._data.dtype == np.bool_ else wrap(np.negative(g._data))
+
+
+SUB, SUB_S, RSUB_S = define("sub", np.subtract, lambda ctx, g: g, lambda ctx, g: _negated(g), save=SAVE_NONE,
+                            bwd_scalar=lambda ctx, g: g, bwd_rscalar=lambda ctx, g: _negated(g),
                             fwd_rscalar=lambda x, s: s - x, node_rscalar="RsubBackward1")
 SUB_ALPHA = Op("sub", _sub_alpha_fwd, _alpha_bwd(-1), SAVE_NONE)
 RSUB = Op("rsub", lambda a, b, alpha: b - a * alpha,
@@ -538,9 +545,17 @@ def rsub(input, other, *, alpha=1):
 
 
 # ---------------- mul / div ----------------
+def _times(g, other):
+    """g * conj(other), the gradient of a product; on arrays when no graph of the backward is recorded."""
+    od = other._data
+    if GRAD[0] or od.dtype.kind == "c" or od.__class__ is not g._data.__class__:
+        return g * _conj(other)
+    return wrap(g._data * od)
+
+
 MUL, MUL_S, _ = define("mul", np.multiply,
-                       lambda ctx, g: g * _conj(ctx.inputs[1]),
-                       lambda ctx, g: g * _conj(ctx.inputs[0]),
+                       lambda ctx, g: _times(g, ctx.inputs[1]),
+                       lambda ctx, g: _times(g, ctx.inputs[0]),
                        bwd_scalar=lambda ctx, g: g * _conj_scalar(ctx.attrs[0]), save=SAVE_INPUTS,
                        save_scalar=SAVE_NONE)
 

@@ -1,4 +1,7 @@
 """The backward engine: runs graph nodes in dependency order (iteratively, never by recursion)."""
+import numpy as np
+
+from . import graph
 from .grad_mode import GRAD
 from .graph import _ANOMALY, _SINGLE, AccumulateGrad, grad_accumulator
 
@@ -21,18 +24,20 @@ def _root_edge(t):
 
 
 def _dependencies(roots):
-    """Number of graph edges pointing at each node reachable from the roots."""
-    deps = {}
-    seen = set(roots)
-    stack = list(seen)
+    """Number of graph edges pointing at each node reachable from the roots (a node is seen once it has an
+    entry: one dict serves as the count and the seen set)."""
+    deps = dict.fromkeys(roots, 0)
+    stack = list(deps)
     while stack:
         node = stack.pop()
         for fn, _ in node.next_functions:
             if fn is not None:
-                deps[fn] = deps.get(fn, 0) + 1
-                if fn not in seen:
-                    seen.add(fn)
+                c = deps.get(fn)
+                if c is None:
+                    deps[fn] = 1
                     stack.append(fn)
+                else:
+                    deps[fn] = c + 1
     return deps
 
 
@@ -76,6 +81,15 @@ def _validate(node, grads):
             g = g.to(_from_np(dt))
         out[i] = g
     return out
+
+
+def _summed(a, b):
+    """Two gradients of one output added up: on their arrays when no graph of the backward is recorded."""
+    da, db = a._data, b._data
+    if GRAD[0] or da.__class__ is not db.__class__ or da.dtype != db.dtype or da.dtype.kind == "b":
+        return a + b
+    s = da + db
+    return graph._make(s if s.__class__ is da.__class__ else np.asarray(s))  # NumPy answers 0-d arrays with a scalar
 
 
 def _from_np(dt):
@@ -229,12 +243,10 @@ def run_backward(tensors, grads, retain_graph, create_graph, inputs=None, accumu
                         out = (out,)
                 else:
                     out = node.apply(gbuf)
-                meta = node._meta
-                for i, g in enumerate(out):  # the common case: every gradient already has its input's shape/dtype
+                for g, m in zip(out, node._meta):  # the common case: each gradient has its input's shape/dtype
                     if g is not None:
                         d = g._data
-                        m = meta[i]
-                        if d.shape != m[0] or d.dtype != m[1]:
+                        if d.shape != m[0] or (d.dtype is not m[1] and d.dtype != m[1]):
                             out = _validate(node, out)
                             break
                 if check_nan:
@@ -259,7 +271,7 @@ def run_backward(tensors, grads, retain_graph, create_graph, inputs=None, accumu
                     if buf is None:
                         buf = buffers[fn] = [None] * fn.nout
                     cur = buf[nr]
-                    buf[nr] = g if cur is None else cur + g
+                    buf[nr] = g if cur is None else _summed(cur, g)
                 d = deps[fn] - 1
                 deps[fn] = d
                 if d == 0:

@@ -534,6 +534,8 @@ def _intern_meta(key):
 
 def record(op, inputs, attrs, out, extra, nout):
     """Build the grad_fn for an op whose inputs require grad; returns the output tensor(s)."""
+    if nout == 1 and len(inputs) <= 2 and not _SAVED_HOOKS and not _ANOMALY[0]:
+        return _record_small(op, inputs, attrs, out, extra)
     if nout == 1:
         node = _new(op.node_cls[0] or _node_class(op, False))
     else:
@@ -598,6 +600,71 @@ def record(op, inputs, attrs, out, extra, nout):
     else:
         node._saved_out = None
     return result
+
+
+def _record_small(op, inputs, attrs, out, extra):
+    """record() for the common case, unrolled: one output, one or two inputs, no saved-tensor hooks, no anomaly
+    mode (the same node as record's general path builds)."""
+    node = _new(op.node_cls[0] or _node_class(op, False))
+    node.op = op
+    node.attrs = attrs
+    node.extra = extra
+    node._x = None
+    # edges and version counters inline, as in record's loop: a function call each was a tenth of this function
+    a = inputs[0]
+    da = a._data
+    if not a._requires_grad:
+        ea = _NO_EDGE
+    elif a._grad_fn is not None and a._view_ver is None:
+        ea = (a._grad_fn, a._output_nr)
+    else:
+        ea = _edge(a)
+    save = op.save & 1
+    if save:
+        ca = a._vc
+        if ca is None:
+            ca = a._vc = _Version()
+        ca.saved = True
+    if len(inputs) == 2:
+        b = inputs[1]
+        db = b._data
+        if not b._requires_grad:
+            eb = _NO_EDGE
+        elif b._grad_fn is not None and b._view_ver is None:
+            eb = (b._grad_fn, b._output_nr)
+        else:
+            eb = _edge(b)
+        node.next_functions = (ea, eb)
+        key = ((da.shape, da.dtype), (db.shape, db.dtype))
+        if save:
+            cb = b._vc
+            if cb is None:
+                cb = b._vc = _Version()
+            cb.saved = True
+            node._saved = inputs
+            node._versions = (ca.v, cb.v)
+        else:
+            node._saved = None
+    else:
+        node.next_functions = (ea,)
+        key = ((da.shape, da.dtype),)
+        if save:
+            node._saved = inputs
+            node._versions = (ca.v,)
+        else:
+            node._saved = None
+    node._meta = _METAS.get(key) or _intern_meta(key)
+    y = _make(out)
+    if out.dtype.kind in "fcV":
+        y._requires_grad = True
+        y._grad_fn = node
+    if op.save & 2:
+        c = y._vc = _Version()
+        c.saved = True
+        node._saved_out = ((out, c, 0),)
+    else:
+        node._saved_out = None
+    return y
 
 
 def _make(arr):  # replaced by Tensor._make when ember._tensor is imported
