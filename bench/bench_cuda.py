@@ -142,6 +142,52 @@ def lstm_adam(lib):
     return _train_step(lib, model, lib.optim.Adam(model.parameters(), lr=1e-3), *_data(lib, (64, 64, 256), 10))
 
 
+def _small_mlp_step(lib):
+    """The parts of a small-op training step: an MLP 64-256-256-10 on a batch of 32, SGD with momentum."""
+    nn = lib.nn
+    lib.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
+    model = model.to("cuda")
+    opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x, y = _data(lib, (32, 64), 10)
+
+    def step():
+        opt.zero_grad(set_to_none=False)
+        lib.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+    return step
+
+
+def small_mlp_sgd(lib):
+    """A small-op training step (MLP 64-256-256-10, batch 32, SGD momentum), eager: the host's cost per op."""
+    step = _small_mlp_step(lib)
+
+    def call():
+        step()
+        lib.cuda.synchronize()
+    return call
+
+
+def small_mlp_sgd_graphed(lib):
+    """The same step captured whole into a CUDA graph (after warm-up on a side stream) and replayed: compare
+    ember's replay with torch's eager step (cuda/small_mlp_sgd) too."""
+    step = _small_mlp_step(lib)
+    side = lib.cuda.Stream()
+    side.wait_stream(lib.cuda.current_stream())
+    with lib.cuda.stream(side):
+        for _ in range(3):
+            step()
+    lib.cuda.current_stream().wait_stream(side)
+    g = lib.cuda.CUDAGraph()
+    with lib.cuda.graph(g):
+        step()
+
+    def call():
+        g.replay()
+        lib.cuda.synchronize()
+    return call
+
+
 def _launches(lib, op, requires_grad=False):
     """100 launches of `op` on 16-element float32 tensors, then one synchronization."""
     a = lib.ones(16, device="cuda", requires_grad=requires_grad)
@@ -176,7 +222,7 @@ def mul_backward_x100(lib):
 
 
 TRAIN = (mlp_sgd, resnet_sgd, transformer_adamw, transformer_adamw_fp16, transformer_adamw_bf16, lstm_adam)
-LAUNCH = (add_x100, mul_scalar_x100, sum_x100, exp_x100, mul_backward_x100)
+LAUNCH = (add_x100, mul_scalar_x100, sum_x100, exp_x100, mul_backward_x100, small_mlp_sgd, small_mlp_sgd_graphed)
 
 if _gpu_available():
     for _fn in TRAIN + LAUNCH:

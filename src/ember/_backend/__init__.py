@@ -154,6 +154,8 @@ def matmul_bf16(a, b):
     accumulation, tensor cores). Where that raises (a cuBLAS or GPU without it), the product is taken in float32
     on the GPU instead, which always works, and stays so for the rest of the process.
     """
+    if a.__class__ is not np.ndarray and _deferred.CAPTURING[0] is not None:
+        return matmul(a, b)
     if a.__class__ is not np.ndarray and _native_bf16_gemm[0]:
         try:
             return XP[a.__class__].matmul(a, b).astype(a.dtype, copy=False)
@@ -206,9 +208,26 @@ def _refuse_cuda_dtype(dt):
 def host(array):
     """A device array copied to the host, after raising any device check that failed (see NOTE [ Deferred device
     checks ] in deferred.py): every read of device values that makes the host wait goes through here."""
+    if _deferred.CAPTURING[0] is not None:
+        raise_capturing("reading device values on the host (.item(), .cpu(), .tolist(), .numpy(), printing, bool())")
     if _deferred._pending:
         _deferred.synchronize()
     return array.get()
+
+
+def matmul(a, b):
+    """np.matmul(a, b); while a CUDA graph is captured, device products run as ember's own kernel, since CuPy
+    refuses to capture cuBLAS (captured_gemm.py)."""
+    if _deferred.CAPTURING[0] is None or a.__class__ is np.ndarray:
+        return np.matmul(a, b)
+    from .captured_gemm import matmul as captured
+    return captured(a, b)
+
+
+def raise_capturing(what):
+    """The error for host work a CUDA graph capture cannot contain (NOTE [ CUDA graphs ] in ember/cuda/graphs.py)."""
+    raise RuntimeError(f"operation not permitted when stream is capturing: {what} makes the host wait for the GPU, "
+                       "which a CUDA graph capture cannot contain; do it before or after the captured region")
 
 
 def maybe_any(mask):

@@ -137,3 +137,4 @@ def run(key, build, ins, outs, like):
         pointers[tensors[name]] = a.data.ptr
     graph.execute(pointers, workspace.data.ptr, handle=handle)
     return True
+

@@ -20,6 +20,7 @@ BLOCKING = [os.environ.get("CUDA_LAUNCH_BLOCKING", "0") not in ("", "0")]
 _FOLD_AT = 256  # records kept per stream before they are folded into one
 
 _pending = {}  # (device id, stream pointer) -> [array module, stream, [records]]
+CAPTURING = [None]  # while a CUDA graph is captured: the list its checks go to (NOTE [ CUDA graphs ])
 _codes = {}  # (exception class, message template) -> code (> 0)
 _messages = [None]  # code -> (exception class, message template)
 
@@ -39,9 +40,21 @@ def defer(xp, failed, value, exc, template):
     code = _code(exc, template)
     flag = failed.astype(np.int64) * code
     rec = xp.stack((flag, flag if value is None else value.astype(np.int64, copy=False)))
+    if CAPTURING[0] is not None:  # computed by each replay of the graph, which queues it then
+        CAPTURING[0].append(rec)
+        return
     if BLOCKING[0]:
         _raise_first(rec.reshape(1, 2).get())
         return
+    _queue(xp, rec)
+
+
+def requeue(xp, recs):
+    """Queues the check records of a replayed CUDA graph, as one snapshot of this replay's values."""
+    _queue(xp, recs[0].copy() if len(recs) == 1 else _first_failed(xp.stack(recs)))
+
+
+def _queue(xp, rec):
     stream = xp.cuda.get_current_stream()
     key = (rec.device.id, stream.ptr)
     entry = _pending.get(key)

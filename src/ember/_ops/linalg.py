@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .._autocast import AUTOCAST, cast_args
+from .._backend import matmul as _matmul_arrays
 from .._backend import matmul_bf16
 from .._dtype import FROM_NP
 from .._tensor import Tensor, _wrap_dim
@@ -65,12 +66,12 @@ def _matmul_nd_bwd(ctx, g):
     return ga, gb
 
 
-MM = Op("mm", np.matmul, _mm_bwd, SAVE_INPUTS)
-BMM = Op("bmm", np.matmul, _mm_bwd, SAVE_INPUTS)
-DOT = Op("dot", np.matmul, _dot_bwd, SAVE_INPUTS)
-MV = Op("mv", np.matmul, _mv_bwd, SAVE_INPUTS)
-MATMUL_ND = Op("matmul", np.matmul, _matmul_nd_bwd, SAVE_INPUTS, node_name="UnsafeViewBackward0")
-MATMUL_VM = Op("matmul", np.matmul, _matmul_nd_bwd, SAVE_INPUTS, node_name="SqueezeBackward4")
+MM = Op("mm", _matmul_arrays, _mm_bwd, SAVE_INPUTS)
+BMM = Op("bmm", _matmul_arrays, _mm_bwd, SAVE_INPUTS)
+DOT = Op("dot", _matmul_arrays, _dot_bwd, SAVE_INPUTS)
+MV = Op("mv", _matmul_arrays, _mv_bwd, SAVE_INPUTS)
+MATMUL_ND = Op("matmul", _matmul_arrays, _matmul_nd_bwd, SAVE_INPUTS, node_name="UnsafeViewBackward0")
+MATMUL_VM = Op("matmul", _matmul_arrays, _matmul_nd_bwd, SAVE_INPUTS, node_name="SqueezeBackward4")
 # torch returns bfloat16 where NumPy's product of bfloat16 arrays is float32
 _BF16 = {op: Op(op.name, matmul_bf16, op.bwd, op.save, node_name=op.node_name)
          for op in (MM, BMM, DOT, MV, MATMUL_ND, MATMUL_VM)}
@@ -282,7 +283,7 @@ def _addbmm(a, b):
     return np.matmul(a, b).sum(0)
 
 
-_PRODUCTS = {"mm": np.matmul, "mv": np.matmul, "bmm": np.matmul, "r": np.multiply.outer, "addbmm": _addbmm}
+_PRODUCTS = {"mm": _matmul_arrays, "mv": _matmul_arrays, "bmm": _matmul_arrays, "r": np.multiply.outer, "addbmm": _addbmm}
 
 
 def _addprod_bwd(ctx, g):

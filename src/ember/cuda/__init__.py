@@ -6,7 +6,7 @@ what is missing.
 """
 import importlib.util
 
-from .._backend import cupy_bf16_missing
+from .._backend import cupy_bf16_missing, raise_capturing
 from .._backend import deferred as _deferred
 from . import _state
 from .memory import (
@@ -27,10 +27,12 @@ from .memory import (
     reset_peak_memory_stats,
     set_per_process_memory_fraction,
 )
+from .graphs import CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables
 from .streams import Event, ExternalStream, Stream, StreamContext, current_stream, default_stream, set_stream, stream
 
 __all__ = [
-    "Event", "ExternalStream", "OutOfMemoryError", "Stream", "StreamContext", "current_device", "current_stream",
+    "CUDAGraph", "Event", "ExternalStream", "OutOfMemoryError", "Stream", "StreamContext", "current_device",
+    "current_stream", "graph", "graph_pool_handle", "is_current_stream_capturing", "make_graphed_callables",
     "default_stream", "device", "device_count", "device_of", "empty_cache", "get_arch_list", "get_device_capability",
     "get_device_name", "get_device_properties", "get_rng_state", "get_rng_state_all", "init", "initial_seed",
     "is_available", "is_bf16_supported", "is_initialized", "manual_seed", "manual_seed_all", "max_memory_allocated",
@@ -125,6 +127,8 @@ def synchronize(device=None):
     the first device-side check that failed (an index out of range...), as torch reports its device asserts."""
     cp = _cupy()
     index = _state.device_index(device)
+    if _deferred.CAPTURING[0] is not None:
+        raise_capturing("ember.cuda.synchronize()")
     with cp.cuda.Device(index):
         cp.cuda.runtime.deviceSynchronize()
     _deferred.synchronize(device=index)

@@ -73,10 +73,10 @@ class _Block:
         st.n_free += 1
 
 
-def _make_malloc(cp):
-    """The function given to cupy.cuda.set_allocator: the default pool's malloc, counted (a closure, so that the
-    per-allocation path reads only locals)."""
-    pool = _default_pool(cp)
+def _make_malloc(cp, pool=None):
+    """The function given to cupy.cuda.set_allocator: the malloc of `pool` (CuPy's default pool when None),
+    counted (a closure, so that the per-allocation path reads only locals)."""
+    pool = pool if pool is not None else _default_pool(cp)
     pool_malloc, total_bytes = pool.malloc, pool.total_bytes
     cupy_oom = cp.cuda.memory.OutOfMemoryError
     unowned, pointer = cp.cuda.memory.UnownedMemory, cp.cuda.memory.MemoryPointer

@@ -2,6 +2,7 @@
 import threading
 
 from .._backend import deferred as _deferred
+from .._backend import raise_capturing
 from .._device import device as _Device
 from . import _state
 
@@ -62,6 +63,8 @@ class Stream:
 
     def synchronize(self):
         """Waits for all work queued on this stream, then raises the first failed device-side check queued on it."""
+        if _deferred.CAPTURING[0] is not None:
+            raise_capturing("Stream.synchronize()")
         self._cs.synchronize()
         _deferred.synchronize(device=self.device.index, stream=self._cs.ptr)
 

@@ -11,6 +11,7 @@ from itertools import chain
 
 import numpy as np
 
+from .._backend.deferred import CAPTURING as _CAPTURING
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
 from ..autograd.graph import RemovableHandle, bump_version as _bump
@@ -59,6 +60,11 @@ def _with_hooks(step):
                     else:
                         raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), but got "
                                            f"{result}.")
+        if _CAPTURING[0] is not None and not self._capture_safe:
+            raise RuntimeError(f"Attempting CUDA graph capture of step() for an instance of {type(self).__name__}, "
+                               "whose step count and bias corrections live on the host, so a replay would repeat "
+                               "the captured step (capturable=True is accepted but not honoured by ember): capture "
+                               "SGD steps, or step outside the graph")
         out = step(self, *args, **kwargs)
         if self._optimizer_step_post_hooks or _global_optimizer_post_hooks:
             for post_hook in chain(self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()):
@@ -133,6 +139,7 @@ def _tensorize(state, keys, dtype=np.float32):
 
 class Optimizer:
     """Same as `torch.optim.Optimizer`."""
+    _capture_safe = False  # whether a step may be captured into a CUDA graph (NOTE [ CUDA graphs ])
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

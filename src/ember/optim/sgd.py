@@ -10,6 +10,7 @@ __all__ = ["SGD", "sgd"]
 
 class SGD(Optimizer):
     """Same as `torch.optim.SGD`."""
+    _capture_safe = True  # no host-side state changes from step to step once the momentum buffers exist
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False,
                  foreach=None, differentiable=False, fused=None):

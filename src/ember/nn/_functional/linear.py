@@ -12,7 +12,8 @@ import numpy as np
 import ember
 
 from ..._autocast import AUTOCAST, cast_args
-from ..._backend import matmul_bf16
+from ..._backend import matmul, matmul_bf16
+from ..._backend.deferred import CAPTURING
 from ..._dtype import FROM_NP
 from ..._ops._dispatch import SAVE_INPUTS, Op, dispatch, dispatch2
 from ..._tensor_str import SCALAR_NAMES
@@ -23,7 +24,8 @@ __all__ = ["bilinear", "linear"]
 
 def _linear_fwd(x, w, b=None):
     # np.dot: the same BLAS call as matmul with less per-call overhead on small matrices
-    y = np.dot(x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x, w.T)
+    x2 = x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x
+    y = np.dot(x2, w.T) if CAPTURING[0] is None else matmul(x2, w.T)  # a capture takes ember's kernel
     if b is not None:
         y += b
     if x.ndim != 2:

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from ..._autocast import AUTOCAST, cast_args
-from ..._backend import XP, deferred
+from ..._backend import XP, deferred, matmul
 from ..._ops import reduce as _rd
 from ..._ops._dispatch import SAVE_INPUTS, SAVE_NONE, Op, dispatch, dispatch1
 from ..._ops.binary import where as _where
@@ -414,12 +414,12 @@ def _ce_fwd(x, xm, tt, s, r, v, reduction, shape):
     mx = xm.max(1, keepdims=True)
     e = np.subtract(xm, mx)
     np.exp(e, out=e)  # one buffer: the shifted logits are not needed again
-    se = e @ _ones(e.shape[1], e.dtype, e) if e.dtype in _BLAS_DTYPES else e.sum(1)  # row sums through BLAS
+    se = matmul(e, _ones(e.shape[1], e.dtype, e)) if e.dtype in _BLAS_DTYPES else e.sum(1)  # row sums by BLAS
     lse = np.log(se)
     lse += mx[:, 0]  # log-sum-exp of the raw logits
     loss = s * (lse - xm[_xp(xm).arange(xm.shape[0]), tt])
     if r is not None:
-        loss += r * (lse * v.sum() - xm @ v)
+        loss += r * (lse * v.sum() - matmul(xm, v))
     return _finish(loss, reduction, shape).astype(x.dtype, copy=False), (e, se)
 
 

@@ -24,7 +24,7 @@ import numpy as np
 import ember
 
 from ..._autocast import AUTOCAST, cast_args
-from ..._backend import _BF16, XP
+from ..._backend import _BF16, XP, matmul
 from ..._ops._dispatch import Op, dispatch, wrap
 from ...autograd.grad_mode import GRAD
 from ...autograd.graph import bump_version
@@ -183,7 +183,7 @@ def _trailing_bwd(ctx, xa, ga, xhat, mu, invstd, has_w, has_b, need):
         gx2 = gx.reshape(m, n)
         np.multiply(h, a[:, None], out=gx2)
         if mu is not None:
-            c = gs @ _ones(n, dt, xa)
+            c = matmul(gs, _ones(n, dt, xa))
             c *= r
             c *= 1.0 / n
         if gs is g2:
@@ -195,9 +195,10 @@ def _trailing_bwd(ctx, xa, ga, xhat, mu, invstd, has_w, has_b, need):
             gx2 -= c[:, None]
         grads[0] = wrap(gx)
     if has_w:
-        grads.append(wrap(_shaped(np.einsum("ij,ij->j", g2, h), ctx.shapes[1])) if need[1] else None)
+        gw = np.einsum("ij,ij->j", g2, h) if g2.__class__ is np.ndarray else (g2 * h).sum(0)  # CuPy: no cuBLAS
+        grads.append(wrap(_shaped(gw, ctx.shapes[1])) if need[1] else None)
     if has_b:
-        grads.append(wrap(_shaped(_ones(m, dt, g2) @ g2, ctx.shapes[-1])) if need[-1] else None)
+        grads.append(wrap(_shaped(matmul(_ones(m, dt, g2), g2), ctx.shapes[-1])) if need[-1] else None)
     return tuple(grads)
 
 
@@ -321,7 +322,7 @@ def _trailing_stats(xa, k, eps, center=True):
     h = xhat.reshape(m, n)
     mu = None
     if center:
-        mu = x2 @ _ones(n, xa.dtype, xa)
+        mu = matmul(x2, _ones(n, xa.dtype, xa))
         mu *= 1.0 / n
         np.subtract(x2, mu[:, None], out=h)
         mu = mu.reshape(stat_shape)
