@@ -196,3 +196,33 @@ def test_division_operator_aliases_memory_format_casts_empty_permuted_nonzero_st
     assert ember.tensor([[0, 1], [1, 1]]).nonzero_static(size=2).tolist() == [[0, 1], [1, 0]]
     assert ember.nonzero_static(ember.tensor([0, 1]), size=3, fill_value=7).tolist() == [[1], [7], [7]]
     assert ember.nonzero_static(ember.tensor(3), size=2).shape == (2, 0)
+
+
+# ---------------- gradient ----------------
+
+@pytest.mark.parametrize("edge_order", [1, 2])
+def test_gradient_matches_numpy(edge_order):
+    f = np.random.default_rng(4).standard_normal((5, 6))
+    t = ember.tensor(f)
+    for kw, args in (({}, {}), ({"spacing": 2.0}, {"varargs": (2.0, 2.0)}),
+                     ({"spacing": [0.5, 3.0]}, {"varargs": (0.5, 3.0)})):
+        got = ember.gradient(t, edge_order=edge_order, **kw)
+        want = np.gradient(f, *args.get("varargs", ()), edge_order=edge_order)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), w, rtol=1e-10, atol=1e-12)
+    xs = np.array([0.0, 0.5, 2.0, 2.5, 4.0, 7.0])
+    (got,) = ember.gradient(t, spacing=(ember.tensor(xs),), dim=1, edge_order=edge_order)
+    np.testing.assert_allclose(got.numpy(), np.gradient(f, xs, axis=1, edge_order=edge_order), rtol=1e-10)
+    tg = t.clone().requires_grad_()
+    assert ember.autograd.gradcheck(lambda u: ember.gradient(u, spacing=(ember.tensor(xs),), dim=-1,
+                                                             edge_order=edge_order), (tg,))
+
+
+def test_gradient_errors_and_integers():
+    (g,) = ember.gradient(ember.tensor([1, 4, 9, 16]))
+    assert g.dtype == ember.float32
+    np.testing.assert_array_equal(g.numpy(), [3.0, 4.0, 6.0, 7.0])
+    with pytest.raises(RuntimeError, match="at least edge_order\\+1"):
+        ember.gradient(ember.tensor([1.0, 2.0]), edge_order=2)
+    with pytest.raises(RuntimeError, match="only supports edge_order=1 and edge_order=2"):
+        ember.gradient(ember.tensor([1.0, 2.0, 3.0]), edge_order=3)

@@ -211,3 +211,58 @@ def test_tensor_method_spellings():
     z = ember.tensor([0.0, 2.0], dtype=ember.float64)
     assert ember.xlogy_(z, ember.tensor([0.0, np.e], dtype=ember.float64)) is z
     assert_close(z, [0.0, 2.0], atol=1e-12)
+
+
+# ---------------- native_* normalizations: (output, statistics) ----------------
+
+def test_native_layer_norm_returns_the_statistics():
+    x, w, b = _r(2, 3, 4), _r(4, seed=1), _r(4, seed=2)
+    out, mean, rstd = ember.native_layer_norm(x, [4], w, b, 1e-5)
+    xa = x.numpy()
+    m = xa.mean(-1, keepdims=True)
+    r = 1 / np.sqrt(xa.var(-1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(mean.numpy(), m, rtol=1e-12)
+    np.testing.assert_allclose(rstd.numpy(), r, rtol=1e-12)
+    np.testing.assert_allclose(out.numpy(), (xa - m) * r * w.numpy() + b.numpy(), rtol=1e-10)
+    xg = x.clone().requires_grad_()
+    assert gradcheck(lambda t: ember.native_layer_norm(t, [4], w, b, 1e-5), (xg,))
+
+
+def test_native_batch_norm_training_and_evaluation():
+    x = _r(4, 3, 5)
+    rm, rv = ember.zeros(3, dtype=ember.float64), ember.ones(3, dtype=ember.float64)
+    out, mean, invstd = ember.native_batch_norm(x, None, None, rm, rv, True, 0.1, 1e-5)
+    xa = x.numpy()
+    np.testing.assert_allclose(mean.numpy(), xa.mean((0, 2)), rtol=1e-12)
+    np.testing.assert_allclose(invstd.numpy(), 1 / np.sqrt(xa.var((0, 2)) + 1e-5), rtol=1e-12)
+    np.testing.assert_allclose(rm.numpy(), 0.1 * xa.mean((0, 2)), rtol=1e-12)  # running stats updated
+    np.testing.assert_allclose(out.numpy(), F.batch_norm(x, None, None, training=True).numpy(), rtol=1e-12)
+    out, mean, invstd = ember.native_batch_norm(x, None, None, rm, rv, False, 0.1, 1e-5)
+    assert mean.shape == (0,) and invstd.shape == (0,)
+    xg = x.clone().requires_grad_()
+    assert gradcheck(lambda t: ember.native_batch_norm(t, None, None, None, None, True, 0.1, 1e-5), (xg,))
+
+
+def test_native_group_norm_statistics_per_group():
+    x = _r(2, 4, 3)
+    out, mean, rstd = ember.native_group_norm(x, None, None, 2, 4, 3, 2, 1e-5)
+    g = x.numpy().reshape(2, 2, -1)
+    np.testing.assert_allclose(mean.numpy(), g.mean(-1), rtol=1e-12)
+    np.testing.assert_allclose(rstd.numpy(), 1 / np.sqrt(g.var(-1) + 1e-5), rtol=1e-12)
+    np.testing.assert_allclose(out.numpy(), F.group_norm(x, 2, eps=1e-5).numpy(), rtol=1e-12)
+    empty = ember.native_group_norm(ember.zeros(0, 4, 3, dtype=ember.float64), None, None, 0, 4, 3, 2, 1e-5)
+    assert empty[1].shape == (0, 2)
+    xg = x.clone().requires_grad_()
+    assert gradcheck(lambda t: ember.native_group_norm(t, None, None, 2, 4, 3, 2, 1e-5), (xg,))
+
+
+def test_igamma_is_special_gammainc():
+    a, x = ember.tensor([0.5, 1.0, 3.0]), ember.tensor([0.2, 1.0, 2.5])
+    from scipy import special
+    np.testing.assert_allclose(ember.igamma(a, x).numpy(), special.gammainc(a.numpy(), x.numpy()), rtol=1e-6)
+    np.testing.assert_allclose(a.igammac(x).numpy(), special.gammaincc(a.numpy(), x.numpy()), rtol=1e-6)
+    b = a.clone()
+    assert b.igamma_(x) is b
+    np.testing.assert_allclose(b.numpy(), special.gammainc(a.numpy(), x.numpy()), rtol=1e-6)
+    xg = x.double().requires_grad_()
+    assert gradcheck(lambda t: ember.igammac(a.double(), t), (xg,))

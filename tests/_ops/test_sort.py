@@ -270,3 +270,33 @@ def test_searchsorted_values_named_input():
     seq = ember.tensor([1, 3])
     assert ember.searchsorted(seq, input=ember.tensor([2])).tolist() == [1]
     assert ember.searchsorted(sorted_sequence=seq, values=ember.tensor([4])).tolist() == [2]
+
+
+# ---------------- histogramdd ----------------
+
+def test_histogramdd_matches_numpy():
+    rng = np.random.default_rng(3)
+    pts = rng.standard_normal((50, 3)).astype(np.float32)
+    w = rng.random(50).astype(np.float32)
+    r = ember.histogramdd(ember.tensor(pts), bins=[3, 4, 2], weight=ember.tensor(w), density=True)
+    hist, edges = np.histogramdd(pts.astype(np.float64), bins=[3, 4, 2], weights=w, density=True)
+    np.testing.assert_allclose(r.hist.numpy(), hist, rtol=1e-5)
+    for got, want in zip(r.bin_edges, edges):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+    r = ember.histogramdd(ember.tensor(pts).reshape(5, 10, 3), bins=2, range=[0.0, 1.0, -1.0, 1.0, 0.0, 2.0])
+    hist, _ = np.histogramdd(pts.astype(np.float64), bins=2, range=[(0, 1), (-1, 1), (0, 2)])
+    np.testing.assert_array_equal(r.hist.numpy(), hist)
+
+
+def test_histogramdd_edges_as_torch_has_them():
+    pts = ember.tensor([[0.5, 0.5], [1.0, 2.0], [0.0, 0.0]])
+    r = ember.histogramdd(pts, bins=[ember.tensor([0.0, 0.5, 1.0]), ember.tensor([0.0, 1.0, 2.0])])
+    np.testing.assert_array_equal(r.hist.numpy(), [[1, 0], [1, 1]])        # the last edge closes the last bin
+    r = ember.histogramdd(pts, bins=[ember.tensor([0.0, 1.0]), ember.tensor([2.0, 0.0])])
+    np.testing.assert_array_equal(r.hist.numpy(), [[0]])                   # decreasing edges hold nothing
+    r = ember.histogramdd(ember.tensor([[2.0, 3.0], [2.0, 3.0]]), bins=[2, 2])
+    np.testing.assert_allclose(r.bin_edges[0].numpy(), [1.5, 2.0, 2.5])   # a constant coordinate: +-0.5
+    r = ember.histogramdd(ember.zeros(0, 2), bins=2)
+    np.testing.assert_allclose(r.bin_edges[1].numpy(), [0.0, 0.5, 1.0])
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        ember.histogramdd(ember.zeros(3), bins=2)

@@ -354,3 +354,18 @@ def test_errors(fn, exc, msg):
     with pytest.raises(exc) as info:
         fn()
     assert msg in str(info.value)
+
+
+def test_vander():
+    x = ember.tensor([[1.0, 2.0, 3.0], [0.0, -1.0, 0.5]], dtype=ember.float64)
+    got = LA.vander(x, N=4)
+    want = np.stack([np.vander(r, 4, increasing=True) for r in x.numpy()])
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+    assert LA.vander(ember.tensor([1, 2, 3], dtype=ember.int32)).dtype == ember.int64
+    np.testing.assert_array_equal(LA.vander(ember.tensor(3.0), N=3).numpy(), [[1.0, 3.0, 9.0]])
+    with pytest.raises(RuntimeError, match="N must be greater than 1"):
+        LA.vander(ember.tensor([1.0]), N=1)
+    with pytest.raises(RuntimeError, match="but got Bool"):
+        LA.vander(ember.tensor([True]))
+    xg = x.clone().requires_grad_()
+    assert ember.autograd.gradcheck(lambda t: LA.vander(t, N=4), (xg,))

@@ -4,6 +4,9 @@ nn.functional loads lazily on first call so `import ember` stays fast; the wrapp
 signatures, which differ from nn.functional's for several ops (positional flags, integer reductions)."""
 import importlib
 
+from .._tensor import Tensor
+from ._inplace import make_inplace
+
 __all__ = [
     "adaptive_avg_pool1d",
     "adaptive_max_pool1d",
@@ -38,6 +41,11 @@ __all__ = [
     "gcd_",
     "get_device",
     "group_norm",
+    "igamma",
+    "igammac",
+    "native_batch_norm",
+    "native_group_norm",
+    "native_layer_norm",
     "hardshrink",
     "hinge_embedding_loss",
     "instance_norm",
@@ -163,6 +171,48 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
     """Same as `torch.group_norm`."""
     return _f().group_norm(input, num_groups, weight, bias, eps)
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """Same as `torch.native_layer_norm`: (output, mean, rstd), the statistics over the normalized dims kept as
+    size-1 dims (differentiable like the output)."""
+    dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    out = _f().layer_norm(input, normalized_shape, weight, bias, eps)
+    return out, input.mean(dims, keepdim=True), _rstd(input, dims, eps, True)
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """Same as `torch.native_group_norm`: (output, mean, rstd) with the statistics of shape (N, group)."""
+    out = _f().group_norm(input, group, weight, bias, eps)
+    x = input.reshape(N, group, C // group * HxW)
+    return out, x.mean(-1), _rstd(x, (-1,), eps, False)
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """Same as `torch.native_batch_norm`: (output, save_mean, save_invstd); in training the batch's per-channel
+    statistics (running ones updated as batch_norm does), in evaluation two empty tensors."""
+    if training:
+        dims = (0,) + tuple(range(2, input.dim()))
+        mean, invstd = input.mean(dims), _rstd(input, dims, eps, False)
+    else:
+        mean = invstd = input.new_empty(0)
+    out = _f().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    return out, mean, invstd
+
+
+def _rstd(x, dims, eps, keepdim):
+    """1 / sqrt(biased variance + eps) over dims."""
+    return (x.var(dims, correction=0, keepdim=keepdim) + eps).rsqrt()
+
+
+def igamma(input, other, *, out=None):
+    """Same as `torch.igamma`: torch.special.gammainc."""
+    return importlib.import_module("ember.special").gammainc(input, other, out=out)
+
+
+def igammac(input, other, *, out=None):
+    """Same as `torch.igammac`: torch.special.gammaincc."""
+    return importlib.import_module("ember.special").gammaincc(input, other, out=out)
 
 
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
@@ -420,3 +470,8 @@ def lcm_(input, other):
 def ldexp_(input, other):
     """Same as `torch.ldexp_`."""
     return input.ldexp_(other)
+
+
+for _name, _fn in (("igamma", igamma), ("igammac", igammac)):
+    setattr(Tensor, _name, _fn)
+    setattr(Tensor, _name + "_", make_inplace(_fn, _name + "_"))

@@ -12,10 +12,11 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD
 from ._dispatch import SAVE_BOTH, SAVE_NONE, Op, dispatch1
 from ._inplace import make_inplace
+from .join import cat
 from ._reduce_util import (_F32, _SCATTER, _acc, _acc_dtype, _back, _cast, _conj, _const, _is_float, _not_implemented,
                            _one_dim, _out, _out2, _zero_dim_pair)
 
-__all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "diff", "trapezoid", "trapz",
+__all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "diff", "gradient", "trapezoid", "trapz",
            "cumulative_trapezoid"]
 
 
@@ -271,6 +272,66 @@ def logcumsumexp(input, dim=None, *, out=None, axis=None):
     if not _is_float(d.dtype) and d.dtype.kind != "c":
         raise _not_implemented("logcumsumexp_out_cpu", input)
     return _out(dispatch1(LOGCUMSUMEXP, input, _one_dim(dim, d.ndim)), out, "logcumsumexp")
+
+
+def _gradient_weights(x, edge_order):
+    """Coefficients (on f[i-1], f[i], f[i+1]) of the second-order central differences at the interior points of
+    coordinates x, and those of the two edges (on f[0..2] and f[-3..-1]), as numpy.gradient has them."""
+    hl, hr = np.diff(x)[:-1], np.diff(x)[1:]
+    inner = (-hr / (hl * (hl + hr)), (hr - hl) / (hl * hr), hl / (hr * (hl + hr)))
+    if edge_order == 1:
+        d0, d1 = x[1] - x[0], x[-1] - x[-2]
+        return inner, (-1 / d0, 1 / d0, 0.0), (0.0, -1 / d1, 1 / d1)
+    a, b = x[1] - x[0], x[2] - x[1]
+    left = (-(2 * a + b) / (a * (a + b)), (a + b) / (a * b), -a / (b * (a + b)))
+    a, b = x[-2] - x[-3], x[-1] - x[-2]
+    right = (b / (a * (a + b)), -(a + b) / (a * b), (2 * b + a) / (b * (a + b)))
+    return inner, left, right
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """Same as `torch.gradient`: second-order accurate central differences of input along each of `dim` (all dims
+    when None), one-sided at the edges (edge_order 1 or 2); `spacing` is one number, one number per dim, or one
+    1-d tensor of coordinates per dim. Differentiable: each result is a fixed linear combination of input."""
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    nd = input.dim()
+    dims = list(range(nd)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    dims = [d % nd if nd else d for d in dims]
+    if spacing is None:
+        spacing = 1
+    if not isinstance(spacing, (list, tuple)):
+        spacing = [spacing] * len(dims)
+    if len(spacing) != len(dims):
+        raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+                           f"arguments to have the same length, but got a spacing argument of length {len(spacing)} "
+                           f"and a dim argument of length {len(dims)}.")
+    f = input if input.is_floating_point() or input.is_complex() else input.to(_dtype.get_default_dtype())
+    out = []
+    for d, h in zip(dims, spacing):
+        n = f.shape[d]
+        if n < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+        x = h._data.astype(np.float64) if isinstance(h, Tensor) else np.arange(n, dtype=np.float64) * float(h)
+        inner, left, right = _gradient_weights(x, edge_order)
+        shape = [1] * nd
+        shape[d] = n - 2
+
+        def combo(coeffs, starts, length):
+            """sum of coeffs[k] * f[starts[k] : starts[k] + length] along d (zero coefficients skipped)."""
+            terms = [f.new_tensor(np.asarray(c).reshape(shape) if np.ndim(c) else c) * f.narrow(d, s0, length)
+                     for c, s0 in zip(coeffs, starts) if np.ndim(c) or c != 0.0]
+            total = terms[0]
+            for t in terms[1:]:
+                total = total + t
+            return total
+
+        parts = [combo(left, (0, 1, 2), 1)]
+        if n > 2:
+            parts.append(combo(inner, (0, 1, 2), n - 2))
+        parts.append(combo(right, (n - 3, n - 2, n - 1), 1))
+        out.append(cat(parts, d))
+    return tuple(out)
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):

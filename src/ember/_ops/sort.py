@@ -2,6 +2,7 @@
 (searchsorted, bucketize, histc, histogram, bincount)."""
 import builtins
 import math
+import numbers
 
 import numpy as np
 
@@ -13,7 +14,7 @@ from ._inplace import write_out
 from .index import _ALL, _fmt, _scalar_name, _t, _zeros
 from .scatter import _scatter_add_t
 
-__all__ = ["argsort", "argwhere", "bincount", "bucketize", "histc", "histogram", "kthvalue", "msort", "nonzero",
+__all__ = ["argsort", "argwhere", "bincount", "bucketize", "histc", "histogram", "histogramdd", "kthvalue", "msort", "nonzero",
            "nonzero_static", "searchsorted", "sort", "topk", "unique", "unique_consecutive"]
 
 
@@ -318,6 +319,64 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     return r if out is None else return_types.histogram(*_write_pair(r, out, "histogram"))
 
 
+def histogramdd(input, bins, *, range=None, weight=None, density=False, out=None):
+    """Same as `torch.histogramdd`: the points of input (*, D) binned per coordinate; bins is an int, D ints or D
+    tensors of edges, range a flat [min_0, max_0, min_1, max_1, ...]."""
+    x = input._data
+    _float_only(x, "histogramdd")
+    if x.ndim < 2:
+        raise RuntimeError(f"torch.histogramdd: input tensor should have at least 2 dimensions, but got {x.ndim}")
+    d = x.shape[-1]
+    pts = x.reshape(-1, d)
+    if isinstance(bins, (list, tuple)) and bins and isinstance(bins[0], Tensor):
+        edges = [np.asarray(b._data, np.float64) for b in bins]
+    else:
+        edges = [bins] * d if isinstance(bins, numbers.Integral) else list(bins)
+    if len(edges) != d:
+        raise RuntimeError(f"torch.histogramdd: expected {d} sequences of bin edges for each of the {d} "
+                           f"dimensions of the input, but got {len(edges)}")
+    pts = pts.astype(np.float64)
+    edges = [e if isinstance(e, np.ndarray) else _even_edges(pts[:, j], e, None if range is None else
+                                                             (range[2 * j], range[2 * j + 1]))
+             for j, e in enumerate(edges)]
+    shape = tuple(len(e) - 1 for e in edges)
+    keep = np.ones(pts.shape[0], bool)
+    index = []
+    for j, e in enumerate(edges):  # the bin of each coordinate; the last edge closes the last bin
+        c = pts[:, j]
+        k = np.searchsorted(e, c, side="right") - 1
+        k[c == e[-1]] = len(e) - 2
+        keep &= (c >= e[0]) & (c <= e[-1]) & (k >= 0) & (k < len(e) - 1)  # decreasing edges keep no point
+        index.append(k)
+    w = None if weight is None else weight._data.reshape(-1).astype(np.float64)[keep]
+    flat = np.ravel_multi_index([k[keep] for k in index], shape) if math.prod(shape) else np.zeros(0, np.int64)
+    hist = np.bincount(flat, weights=w, minlength=math.prod(shape)).astype(np.float64).reshape(shape)
+    if density:
+        volume = np.ones(shape)
+        for j, e in enumerate(edges):
+            volume = volume * np.diff(e).reshape((-1,) + (1,) * (d - 1 - j))
+        hist = hist / hist.sum() / volume
+    r = return_types.histogramdd(_t(hist.astype(x.dtype)), tuple(_t(e.astype(x.dtype)) for e in edges))
+    if out is None:
+        return r
+    hist_out, edges_out = out
+    write_out(r.hist, hist_out, "histogramdd")
+    for e, o in zip(r.bin_edges, edges_out):
+        write_out(e, o, "histogramdd")
+    return return_types.histogramdd(hist_out, tuple(edges_out))
+
+
+def _even_edges(c, bins, lohi):
+    """bins + 1 evenly spaced edges over lohi, or over the values c (a constant c widened by 0.5 each way, no
+    values: [0, 1]), as torch's histograms."""
+    if lohi is None:
+        lohi = (c.min(), c.max()) if c.size else (0.0, 1.0)
+    lo, hi = builtins.float(lohi[0]), builtins.float(lohi[1])
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return np.linspace(lo, hi, bins + 1)
+
+
 def bincount(input, weights=None, minlength=0):
     """Same as `torch.bincount`."""
     x = input._data
@@ -338,5 +397,5 @@ def bincount(input, weights=None, minlength=0):
 
 # ---------------------------------------------------------------- binding
 for _name in ("nonzero", "nonzero_static", "argwhere", "sort", "argsort", "msort", "topk", "kthvalue", "unique", "unique_consecutive",
-              "histc", "histogram", "bincount"):
+              "histc", "histogram", "histogramdd", "bincount"):
     setattr(Tensor, _name, globals()[_name])

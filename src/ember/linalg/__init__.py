@@ -22,7 +22,7 @@ from .._ops.solve import matrix_exp, matrix_power
 __all__ = ["LinAlgError", "norm", "vector_norm", "matrix_norm", "inv", "inv_ex", "pinv", "det", "slogdet", "solve",
            "solve_ex", "solve_triangular", "lstsq", "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "eig",
            "eigvals", "svd", "svdvals", "matrix_rank", "matrix_power", "matrix_exp", "multi_dot", "cross", "vecdot",
-           "matmul", "diagonal", "tensorinv", "tensorsolve", "cond"]
+           "matmul", "diagonal", "tensorinv", "tensorsolve", "cond", "vander"]
 
 norm = _nm.linalg_norm
 inv = _sv.linalg_inv
@@ -66,6 +66,23 @@ def vecdot(x, y, *, dim=-1, out=None):
     _lu._check_float(x, "linalg.vecdot")
     r = (_lu._conj(x) * y).sum(dim)
     return r if out is None else _write_out(r, out, "linalg_vecdot")
+
+
+def vander(x, *, N=None):
+    """Same as `torch.linalg.vander`: x (*, n) -> (*, n, N), the powers x**0 ... x**(N-1) of each element
+    (products of x, so exact for integers and differentiable at 0); integer inputs widen to int64."""
+    from .. import bool as _bool, cat, int64
+    if x.dtype == _bool:
+        raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, but got Bool")
+    n = N if N is not None else (x.shape[-1] if x.dim() else 0)
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    if x.dim() == 0:
+        x = x.reshape(1)
+    if not (x.is_floating_point() or x.is_complex()):
+        x = x.to(int64)
+    powers = x.unsqueeze(-1).expand(*x.shape, n - 1).cumprod(-1)
+    return cat([x.new_ones(x.shape + (1,)), powers], -1)
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
