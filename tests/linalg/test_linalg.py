@@ -369,3 +369,66 @@ def test_vander():
         LA.vander(ember.tensor([True]))
     xg = x.clone().requires_grad_()
     assert ember.autograd.gradcheck(lambda t: LA.vander(t, N=4), (xg,))
+
+
+# ---------------- LU (ember/_ops/lu.py, NOTE [ LU gradients ]) ----------------
+
+def _lu_input(shape, seed=0):
+    return ember.tensor(np.random.default_rng(seed).standard_normal(shape), dtype=ember.float64)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (3, 5), (5, 3), (2, 3, 3)], ids=str)
+def test_lu_reconstructs_and_matches_scipy(shape):
+    import scipy.linalg
+    a = _lu_input(shape)
+    P, L, U = LA.lu(a)
+    np.testing.assert_allclose((P @ L @ U).numpy(), a.numpy(), atol=1e-12)
+    LU, piv = LA.lu_factor(a)
+    for i, m in enumerate(a.numpy().reshape(-1, *shape[-2:])):
+        want_lu, want_piv = scipy.linalg.lu_factor(m)
+        np.testing.assert_allclose(LU.numpy().reshape(-1, *shape[-2:])[i], want_lu, atol=1e-12)
+        k = min(shape[-2:])
+        np.testing.assert_array_equal(piv.numpy().reshape(-1, k)[i], want_piv[:k] + 1)  # 1-based, as LAPACK
+    assert piv.dtype == ember.int32
+    P2, L2, U2 = ember.lu_unpack(LU, piv)
+    for x, y in zip((P, L, U), (P2, L2, U2)):
+        np.testing.assert_array_equal(x.numpy(), y.numpy())
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (3, 5), (5, 3)], ids=str)
+def test_lu_gradients(shape):
+    a = _lu_input(shape, 1).requires_grad_()
+    assert ember.autograd.gradcheck(lambda t: LA.lu(t)[1:], (a,))
+    assert ember.autograd.gradcheck(lambda t: LA.lu_factor(t).LU, (a,))
+    assert ember.autograd.gradgradcheck(lambda t: LA.lu(t)[1:], (a,))
+
+
+@pytest.mark.parametrize("left, adjoint", [(True, False), (True, True), (False, False), (False, True)])
+def test_lu_solve(left, adjoint):
+    a = _lu_input((2, 4, 4), 2)
+    b = _lu_input((2, 4, 3) if left else (2, 3, 4), 3)
+    LU, piv = LA.lu_factor(a)
+    x = LA.lu_solve(LU, piv, b, left=left, adjoint=adjoint)
+    am = np.conj(np.swapaxes(a.numpy(), -1, -2)) if adjoint else a.numpy()
+    res = am @ x.numpy() if left else x.numpy() @ am
+    np.testing.assert_allclose(res, b.numpy(), atol=1e-10)
+    ag, bg = a.clone().requires_grad_(), b.clone().requires_grad_()
+    assert ember.autograd.gradcheck(
+        lambda s, t: LA.lu_solve(*LA.lu_factor(s), t, left=left, adjoint=adjoint), (ag, bg))
+    if left and not adjoint:
+        np.testing.assert_allclose(ember.lu_solve(b, LU, piv).numpy(), x.numpy(), rtol=1e-12)
+
+
+def test_lu_errors_and_infos():
+    singular = ember.zeros(3, 3, dtype=ember.float64)
+    with pytest.raises(LA.LinAlgError, match=r"U\[1,1\] is zero"):
+        LA.lu_factor(singular)
+    assert LA.lu_factor_ex(singular).info.item() == 1
+    with pytest.raises(RuntimeError, match="LU without pivoting is not implemented on the CPU"):
+        LA.lu_factor(_lu_input((3, 3)), pivot=False)
+    with pytest.raises(RuntimeError, match="must have at least 2 dimensions"):
+        LA.lu_factor(ember.ones(3))
+    lu_, piv, infos = ember.lu(_lu_input((2, 3, 3)), get_infos=True)
+    assert infos.tolist() == [0, 0] and lu_.shape == (2, 3, 3)
+    with pytest.raises(RuntimeError, match="int32"):
+        ember.lu_unpack(lu_, piv.long())

@@ -11,6 +11,7 @@ import numpy as np
 from .._ops import _linalg_util as _lu
 from .._ops import decomp as _dc
 from .._ops import linalg as _la
+from .._ops import lu as _lu_ops
 from .._ops import norms as _nm
 from .._ops import solve as _sv
 from .._ops._inplace import write_out as _write_out
@@ -22,7 +23,8 @@ from .._ops.solve import matrix_exp, matrix_power
 __all__ = ["LinAlgError", "norm", "vector_norm", "matrix_norm", "inv", "inv_ex", "pinv", "det", "slogdet", "solve",
            "solve_ex", "solve_triangular", "lstsq", "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "eig",
            "eigvals", "svd", "svdvals", "matrix_rank", "matrix_power", "matrix_exp", "multi_dot", "cross", "vecdot",
-           "matmul", "diagonal", "tensorinv", "tensorsolve", "cond", "vander"]
+           "matmul", "diagonal", "tensorinv", "tensorsolve", "cond", "vander", "lu", "lu_factor", "lu_factor_ex",
+           "lu_solve"]
 
 norm = _nm.linalg_norm
 inv = _sv.linalg_inv
@@ -43,6 +45,10 @@ svd = _dc.linalg_svd
 svdvals = _dc.linalg_svdvals
 matrix_rank = _dc.linalg_matrix_rank
 cross = _la.linalg_cross
+lu = _lu_ops.linalg_lu
+lu_factor = _lu_ops.linalg_lu_factor
+lu_factor_ex = _lu_ops.linalg_lu_factor_ex
+lu_solve = _lu_ops.linalg_lu_solve
 _SolveEx = _lu._structseq("linalg_solve_ex", ("result", "info"))
 
 
