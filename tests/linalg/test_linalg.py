@@ -432,3 +432,25 @@ def test_lu_errors_and_infos():
     assert infos.tolist() == [0, 0] and lu_.shape == (2, 3, 3)
     with pytest.raises(RuntimeError, match="int32"):
         ember.lu_unpack(lu_, piv.long())
+
+
+# ---------------- eig / eigvals gradients, slogdet's sign ----------------
+
+def test_eig_gradients():
+    a = _lu_input((4, 4), 5).requires_grad_()
+    f = (lambda t: (LA.eigvals(t).real, LA.eigvals(t).imag, LA.eig(t)[1].abs()))
+    assert ember.autograd.gradcheck(f, (a,))
+    c = (_lu_input((3, 3), 6) + 1j * _lu_input((3, 3), 7)).requires_grad_()
+    assert ember.autograd.gradcheck(lambda t: (LA.eigvals(t).real, LA.eig(t)[1].abs()), (c,))
+    assert not LA.eigvals(_lu_input((3, 3))).requires_grad
+
+
+def test_slogdet_sign_requires_grad_as_torch():
+    a = _lu_input((3, 3), 8).requires_grad_()
+    sign, logabsdet = LA.slogdet(a)
+    assert sign.requires_grad and logabsdet.requires_grad
+    (g,) = ember.autograd.grad(sign.sum(), a)
+    np.testing.assert_array_equal(g.numpy(), np.zeros((3, 3)))  # a real sign is piecewise constant
+    c = (_lu_input((3, 3), 9) + 1j * _lu_input((3, 3), 10)).requires_grad_()
+    assert ember.autograd.gradcheck(lambda t: (LA.slogdet(t)[0].real, LA.slogdet(t)[0].imag,
+                                               LA.slogdet(t)[1]), (c,))

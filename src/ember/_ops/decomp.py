@@ -302,19 +302,52 @@ def _complex_of(a):
     return a.astype(np.complex128 if a.dtype in (np.float64, np.complex128) else np.complex64)
 
 
+def _eig_fwd(a):
+    w, v = np.linalg.eig(a)
+    return _complex_of(w), _complex_of(v)
+
+
+def _eig_bwd(ctx, grads):
+    # gA = V^-H (diag(gL) + (V^H gV - V^H V diag(Re diag(V^H gV))) / conj(L_j - L_i)) V^H, the real part for a
+    # real A (the engine takes it); defined where the eigenvalues are distinct, as torch's
+    gl, gv = grads
+    lam, v = ctx.outputs
+    vh = _mH(v)
+    if gv is None:
+        inner = _diag_embed(gl)
+    else:
+        vhgv = matmul(vh, gv)
+        inner = vhgv - matmul(vh, v * vhgv.diagonal(0, -2, -1).real.to(v.dtype).unsqueeze(-2))
+        lc = lam.conj()
+        e = lc.unsqueeze(-2) - lc.unsqueeze(-1)
+        n = lam.shape[-1]
+        e = e + _eye(n, e)  # the diagonal is set apart below
+        inner = inner / e
+        if gl is not None:
+            inner = inner * (1 - _eye(n, inner)) + _diag_embed(gl)
+    from .solve import linalg_solve
+    return (linalg_solve(vh, matmul(inner, vh)),)
+
+
+EIG = Op("linalg_eig", _eig_fwd, _eig_bwd, SAVE_OUTPUT, nout=2, node_name="LinalgEigBackward0")
+
+
 def linalg_eig(A, *, out=None):
-    """Same as `torch.linalg.eig` (always complex results). Not differentiable in ember."""
+    """Same as `torch.linalg.eig` (always complex results); differentiable where the eigenvalues are distinct."""
     _check_square(A, "linalg.eig")
     _check_float(A, "linalg.eig")
-    w, v = np.linalg.eig(A._data)
-    return _out(return_types.linalg_eig(_make(_complex_of(w)), _make(_complex_of(v))), out, "linalg_eig")
+    w, v = dispatch1(EIG, A)
+    return _out(return_types.linalg_eig(w, v), out, "linalg_eig")
 
 
 def linalg_eigvals(A, *, out=None):
-    """Same as `torch.linalg.eigvals` (complex results). Not differentiable in ember."""
+    """Same as `torch.linalg.eigvals` (complex results); differentiable as linalg.eig's eigenvalues."""
     _check_square(A, "linalg.eigvals")
     _check_float(A, "linalg.eigvals")
-    r = _make(_complex_of(np.linalg.eigvals(A._data)))
+    if A._requires_grad:
+        r = dispatch1(EIG, A)[0]
+    else:
+        r = _make(_complex_of(np.linalg.eigvals(A._data)))
     return r if out is None else write_out(r, out, "linalg_eigvals")
 
 

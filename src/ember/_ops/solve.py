@@ -245,10 +245,21 @@ def _slogdet_fwd(a):
 
 def _slogdet_bwd(ctx, grads):
     gs, gl = grads
-    if gl is None:
-        return None
     a, = ctx.inputs
-    return gl.unsqueeze(-1).unsqueeze(-1) * _mH(linalg_inv(a))  # d log|det A| = Re tr(A^-1 dA)
+    if gl is None:  # the sign of a real determinant is piecewise constant: a zero gradient, as torch gives
+        return a.new_zeros(a.shape) if gs is None or a._data.dtype.kind != "c" else _sign_grad(a, ctx, gs)
+    g = gl.unsqueeze(-1).unsqueeze(-1) * _mH(linalg_inv(a))  # d log|det A| = Re tr(A^-1 dA)
+    if gs is not None and a._data.dtype.kind == "c":
+        g = g + _sign_grad(a, ctx, gs)
+    return g
+
+
+def _sign_grad(a, ctx, gs):
+    """The gradient through sign = det / |det| of a complex A: d sign = i sign Im tr(A^-1 dA)."""
+    det = linalg_det(a.detach())
+    sign = det / det.abs()
+    t = (gs.conj() * sign).imag  # minus the real coefficient c of d sign = i sign c, c = Im tr(A^-1 dA)
+    return (-1j * t).to(a.dtype).unsqueeze(-1).unsqueeze(-1) * _mH(linalg_inv(a))
 
 
 SLOGDET = Op("linalg_slogdet", _slogdet_fwd, _slogdet_bwd, SAVE_INPUTS, nout=2)
@@ -257,10 +268,7 @@ SLOGDET = Op("linalg_slogdet", _slogdet_fwd, _slogdet_bwd, SAVE_INPUTS, nout=2)
 def _slogdet(A, name):
     _check_square(A, name)
     _check_float(A, name)
-    sign, lad = dispatch1(SLOGDET, A)
-    if sign._grad_fn is not None and A._data.dtype.kind != "c":
-        sign._requires_grad, sign._grad_fn = False, None  # the sign of a real determinant is piecewise constant
-    return sign, lad
+    return dispatch1(SLOGDET, A)
 
 
 def linalg_slogdet(A, *, out=None):
