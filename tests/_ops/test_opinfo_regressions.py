@@ -126,3 +126,25 @@ def test_lstsq_reports_what_each_driver_computes(driver, rank_shape, sv_shape):
     assert r.rank.shape == rank_shape and r.rank.dtype is ember.int64
     assert r.singular_values.shape == sv_shape and r.residuals.shape == (0,)
     np.testing.assert_allclose((A @ r.solution).numpy(), B.numpy(), atol=1e-10)  # underdetermined: exact fit
+
+
+def test_bad_inputs_raise_torchs_exception_types():
+    """Cases of PyTorch's error_inputs ember once answered with another exception type or not at all."""
+    F = ember.nn.functional
+    with pytest.raises(ValueError, match="Input dimension should be at least 3"):
+        F.adaptive_avg_pool2d(ember.ones(2, 2), (2, 2))  # a sequence output_size: torch's Python check
+    with pytest.raises(ValueError, match="Input dimension should be at least 4"):
+        F.adaptive_max_pool3d(ember.ones(2, 2, 2), (2, 2, 2))
+    with pytest.raises(RuntimeError, match="Expected 3D or 4D tensor"):
+        F.adaptive_avg_pool2d(ember.ones(2, 2), 2)
+    with pytest.raises(RuntimeError, match="Expected bias to be of same shape as normalized_shape"):
+        F.layer_norm(ember.ones(1, 2, 3), (1, 2, 3), None, ember.ones(1, 2))
+    with pytest.raises(RuntimeError, match="start must be an 0-dim integral Tensor"):
+        ember.narrow(ember.ones(4, 5), 1, ember.tensor([1, 2]), 2)
+    assert ember.narrow(ember.ones(4, 5), 1, ember.tensor(1), 2).shape == (4, 2)
+    with pytest.raises(ValueError, match="weight must be one-dimensional"):
+        F.multi_margin_loss(ember.ones(5, 4), ember.zeros(5, dtype=ember.int64), weight=ember.tensor(4.0))
+    with pytest.raises(RuntimeError, match="dim 1 appears multiple times"):
+        ember.gradient(ember.ones(3, 3), dim=(1, 1))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        ember.gradient(ember.ones(3, 3), dim=2)

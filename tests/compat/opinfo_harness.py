@@ -91,6 +91,10 @@ def to_ember(v, memo=None):
         return getattr(ember, str(v).split(".")[1])
     if isinstance(v, torch.device):
         return ember.device(str(v))
+    if isinstance(v, torch.layout):
+        if v != torch.strided:
+            raise NotCompared(f"{v} layout")
+        return ember.strided
     if isinstance(v, torch.memory_format):
         return getattr(ember, str(v).split(".")[1])
     if isinstance(v, torch.Size):

@@ -73,6 +73,8 @@ def narrow(input, dim, start, length):
     d = input._data
     if d.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if isinstance(start, Tensor) and (start.dim() != 0 or start._data.dtype.kind not in "iu"):
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
     if isinstance(start, bool) or isinstance(length, bool):
         raise TypeError(f"narrow() received an invalid combination of arguments - got ({type(dim).__name__}, "
                         f"{type(start).__name__}, {type(length).__name__}), but expected (int dim, int start, "

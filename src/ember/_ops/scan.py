@@ -8,7 +8,7 @@ from .. import return_types as _rt
 from .._autocast import AUTOCAST, cast_one
 from .._backend import XP, maybe_any
 from .._backend.accumulate import accumulate
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import GRAD
 from ._dispatch import SAVE_BOTH, SAVE_NONE, Op, dispatch1
 from ._inplace import make_inplace
@@ -297,7 +297,10 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
     nd = input.dim()
     dims = list(range(nd)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
-    dims = [d % nd if nd else d for d in dims]
+    dims = [_wrap_dim(d, nd) for d in dims]
+    for i, d in enumerate(dims):
+        if d in dims[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     if spacing is None:
         spacing = 1
     if not isinstance(spacing, (list, tuple)):

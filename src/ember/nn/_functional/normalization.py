@@ -400,7 +400,7 @@ def _norm_shape(normalized_shape):
     return tuple(int(s) for s in normalized_shape)
 
 
-def _check_norm_shape(x, shape, weight, sep):
+def _check_norm_shape(x, shape, weight, sep, bias=None):
     k = len(shape)
     if k == 0 or x.dim() < k or tuple(x.shape[x.dim() - k:]) != shape:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*{sep}"
@@ -408,6 +408,9 @@ def _check_norm_shape(x, shape, weight, sep):
     if weight is not None and tuple(weight.shape) != shape:
         raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
                            f"{list(weight.shape)} and normalized_shape = {list(shape)}")
+    if bias is not None and tuple(bias.shape) != shape:
+        raise RuntimeError(f"Expected bias to be of same shape as normalized_shape, but got bias of shape "
+                           f"{list(bias.shape)} and normalized_shape = {list(shape)}")
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -416,7 +419,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if AUTOCAST[0]:
         input, weight, bias = cast_args("layer_norm", (input, weight, bias))
     shape = _norm_shape(normalized_shape)
-    _check_norm_shape(input, shape, weight, ", ")
+    _check_norm_shape(input, shape, weight, ", ", bias)
     k, d = len(shape), input.dim()
     axes = tuple(range(d - k, d))
     xa = input._data

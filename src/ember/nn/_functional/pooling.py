@@ -541,7 +541,10 @@ def _adaptive_size(output_size, input, nd, name):
     return outs
 
 
-def _check_adaptive(input, nd, name):
+def _check_adaptive(input, nd, name, output_size=None):
+    if nd > 1 and isinstance(output_size, (tuple, list)) and input.ndim <= len(output_size):
+        # torch's Python wrappers of the 2-d and 3-d pools check a sequence output_size first
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {list(input.shape)}")
     for i in range(1, input.ndim):
@@ -557,7 +560,7 @@ _ADAPTIVE_BLOCK = {nd: Op(f"adaptive_avg_pool{nd}d", _avg_fwd, _avg_bwd, node_na
 
 def _adaptive_avg(nd, input, output_size):
     name = f"adaptive_avg_pool{nd}d"
-    _check_adaptive(input, nd, name)
+    _check_adaptive(input, nd, name, output_size)
     dt = input._data.dtype
     if dt.kind not in "fcV":
         tname = _TYPE_NAMES.get(dt.name, dt.name)
@@ -635,7 +638,7 @@ def _adaptive_windows(sp, outs):
 
 def _adaptive_max(nd, input, output_size, return_indices):
     name = f"adaptive_max_pool{nd}d"
-    _check_adaptive(input, nd, name)
+    _check_adaptive(input, nd, name, output_size)
     outs = _adaptive_size(output_size, input, nd, name)
     gather, positions = _adaptive_windows(input.shape[-nd:], outs)
     if input._requires_grad and GRAD[0]:
