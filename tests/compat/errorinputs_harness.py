@@ -4,10 +4,7 @@ exception type; whether the message also matches torch's regex is counted, not r
     python -m tests.compat.errorinputs_harness [name-substring]   # prints each op with a failing case, totals
     python -m tests.compat.errorinputs_harness --write-known      # rewrites errorinputs_known_failures.py
 """
-import os
 import re
-import sys
-import traceback
 import warnings
 
 from . import opinfo_harness as ops
@@ -91,19 +88,8 @@ def main(argv):
     print(f"\n{raised} of {n} bad inputs raise torch's exception type ({100 * raised / max(n, 1):.1f}%), {message} "
           f"with torch's message; {len(bad)} ops have a case that does not")
     if "--write-known" in argv:
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "errorinputs_known_failures.py")
-        with open(path, "w") as f:
-            f.write('"""OpInfo ops with a bad input ember does not reject as torch does, with the first such case '
-                    '(errorinputs_harness.py\nregenerates this: python -m tests.compat.errorinputs_harness '
-                    '--write-known)."""\n\nKNOWN = {\n')
-            for k, v in sorted(bad.items()):
-                f.write(f"    {k!r}: {v!r},\n")
-            f.write("}\n")
+        ops.write_known("errorinputs", "OpInfo ops whose bad inputs", bad)
 
 
 if __name__ == "__main__":
-    try:
-        main(sys.argv[1:])
-    except Exception:  # noqa: BLE001
-        traceback.print_exc()
-        sys.exit(1)
+    ops.cli(main)

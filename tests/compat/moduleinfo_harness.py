@@ -10,9 +10,6 @@ in shape and dtype only.
     python -m tests.compat.moduleinfo_harness [name-substring]   # prints each failing module and the totals
     python -m tests.compat.moduleinfo_harness --write-known      # rewrites moduleinfo_known_failures.py
 """
-import os
-import sys
-import traceback
 import warnings
 
 import numpy as np
@@ -168,19 +165,8 @@ def main(argv):
     print(f"\n{ok} of {ok + len(bad)} compared modules pass ({100 * ok / max(ok + len(bad), 1):.1f}%); "
           f"{nc} not compared")
     if "--write-known" in argv:
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "moduleinfo_known_failures.py")
-        with open(path, "w") as f:
-            f.write('"""ModuleInfo modules ember fails today, with the first failure the harness saw '
-                    '(moduleinfo_harness.py regenerates this:\npython -m tests.compat.moduleinfo_harness '
-                    '--write-known)."""\n\nKNOWN = {\n')
-            for k, v in sorted(bad.items()):
-                f.write(f"    {k!r}: {v!r},\n")
-            f.write("}\n")
+        ops.write_known("moduleinfo", "ModuleInfo modules", bad)
 
 
 if __name__ == "__main__":
-    try:
-        main(sys.argv[1:])
-    except Exception:  # noqa: BLE001
-        traceback.print_exc()
-        sys.exit(1)
+    ops.cli(main)

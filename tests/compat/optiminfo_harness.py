@@ -8,9 +8,6 @@ state_dicts at the end (their keys, and every tensor or number in them).
     python -m tests.compat.optiminfo_harness [name-substring]   # prints each failing optimizer and the totals
     python -m tests.compat.optiminfo_harness --write-known      # rewrites optiminfo_known_failures.py
 """
-import os
-import sys
-import traceback
 import warnings
 
 import numpy as np
@@ -147,19 +144,8 @@ def main(argv):
     nc = sum(v == "not compared" for v in results.values())
     print(f"\n{ok} of {ok + len(bad)} compared optimizers pass; {nc} not compared")
     if "--write-known" in argv:
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "optiminfo_known_failures.py")
-        with open(path, "w") as f:
-            f.write('"""optim_db optimizers ember fails today, with the first failure the harness saw '
-                    '(optiminfo_harness.py regenerates this:\npython -m tests.compat.optiminfo_harness '
-                    '--write-known)."""\n\nKNOWN = {\n')
-            for k, v in sorted(bad.items()):
-                f.write(f"    {k!r}: {v!r},\n")
-            f.write("}\n")
+        ops.write_known("optiminfo", "optim_db optimizers", bad)
 
 
 if __name__ == "__main__":
-    try:
-        main(sys.argv[1:])
-    except Exception:  # noqa: BLE001
-        traceback.print_exc()
-        sys.exit(1)
+    ops.cli(main)

@@ -21,12 +21,7 @@ def unlocked_backend_flags():
 
 @pytest.mark.parametrize("op", [pytest.param(op, id=harness.ops.op_id(op)) for op in OPS])
 def test_bad_inputs_raise_as_torch(op):
-    name = harness.ops.op_id(op)
-    n, raised, _, first = harness.check_op(op)
+    n, _, _, first = harness.check_op(op)
     if n == 0:
         pytest.skip("ember lacks the op, or no bad input translates")
-    if name in KNOWN:
-        if first is None:
-            pytest.fail(f"{name} rejects every bad input now: remove it from tests/compat/errorinputs_known_failures.py")
-        pytest.xfail(KNOWN[name])
-    assert first is None, first
+    harness.ops.judge(harness.ops.op_id(op), first, KNOWN, "errorinputs_known_failures.py")

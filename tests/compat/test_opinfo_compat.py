@@ -20,12 +20,7 @@ def unlocked_backend_flags():
 
 @pytest.mark.parametrize("op", [pytest.param(op, id=harness.op_id(op)) for op in OPS])
 def test_op_matches_torch(op):
-    name = harness.op_id(op)
     result = harness.check_op(op)
     if result == "not compared":
         pytest.skip("the OpInfo's callable is not torch's function or method of its name, or no sample translates")
-    if name in KNOWN:
-        if result == "ok":
-            pytest.fail(f"{name} passes now: remove it from tests/compat/opinfo_known_failures.py")
-        pytest.xfail(KNOWN[name])
-    assert result == "ok", result
+    harness.judge(harness.op_id(op), None if result == "ok" else result, KNOWN, "opinfo_known_failures.py")

@@ -31,7 +31,7 @@ def usable(q, k, v, mask, group):
         return False
     if q.ndim != 4 or k.ndim != 4 or v.ndim != 4 or not (q.dtype == k.dtype == v.dtype):
         return False
-    B, H, L, E = q.shape
+    B, H, _, E = q.shape
     if k.shape[:2] != (B, H) or v.shape[:2] != (B, H) or k.shape[3] != E or 0 in q.shape or 0 in k.shape \
             or 0 in v.shape:
         return False
