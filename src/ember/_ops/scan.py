@@ -315,7 +315,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
         n = f.shape[d]
         if n < edge_order + 1:
             raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
-        x = h._data.astype(np.float64) if isinstance(h, Tensor) else np.arange(n, dtype=np.float64) * float(h)
+        x = h.cpu()._data.astype(np.float64) if isinstance(h, Tensor) else np.arange(n, dtype=np.float64) * float(h)
         inner, left, right = _gradient_weights(x, edge_order)
         shape = [1] * nd
         shape[d] = n - 2
