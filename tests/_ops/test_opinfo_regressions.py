@@ -148,3 +148,17 @@ def test_bad_inputs_raise_torchs_exception_types():
         ember.gradient(ember.ones(3, 3), dim=(1, 1))
     with pytest.raises(IndexError, match="Dimension out of range"):
         ember.gradient(ember.ones(3, 3), dim=2)
+
+
+def test_out_arguments_rejected_as_torch_rejects_them():
+    x = ember.arange(6.0)
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype float, but got double instead"):
+        ember.gather(x, 0, ember.tensor([0, 1]), out=ember.empty(2, dtype=ember.float64))
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype float, but got double instead"):
+        ember.aminmax(x, out=(ember.empty((), dtype=ember.float64), ember.empty((), dtype=ember.float64)))
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        ember.masked_select(x, x > 2, out=ember.zeros(1).expand(3))
+    r = ember.take(x, ember.tensor([5, 0]), out=ember.empty(2))
+    np.testing.assert_array_equal(r.numpy(), [5.0, 0.0])
+    with pytest.raises(RuntimeError, match="unsupported operation"):
+        ember.take(x, ember.tensor([1, 2]), out=x[:2])

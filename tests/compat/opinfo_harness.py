@@ -81,6 +81,12 @@ def to_ember(v, memo=None):
             return memo[id(v)]
         if v.layout != torch.strided:
             raise NotCompared(f"{v.layout} tensor")
+        if not v.requires_grad and any(st == 0 and n > 1 for st, n in zip(v.stride(), v.shape)):
+            # an expanded tensor stays one: its elements share memory (torch refuses to write into it)
+            cut = tuple(slice(0, 1) if st == 0 and n > 1 else slice(None) for st, n in zip(v.stride(), v.shape))
+            t = to_ember(v[cut].contiguous(), memo).expand(*v.shape)
+            memo[id(v)] = t
+            return t
         arr = _numpy(v).copy()
         t = ember.from_numpy(arr)
         if v.requires_grad:

@@ -34,6 +34,14 @@ def _check_cast(result, out, name):
                            f"{_legacy(FROM_NP[od])}")
 
 
+def _c10_name(t):
+    """The dtype's name as torch's C++ messages print it: float, double, long int..."""
+    from .._tensor_str import SCALAR_NAMES
+    return {"Float": "float", "Double": "double", "Long": "long int", "Int": "int", "Half": "c10::Half",
+            "BFloat16": "c10::BFloat16", "Bool": "bool"}.get(SCALAR_NAMES[FROM_NP[t._data.dtype].name],
+                                                             str(t._data.dtype))
+
+
 def _legacy(dt):
     from .._tensor_str import SCALAR_NAMES
     return SCALAR_NAMES[dt.name]
@@ -248,11 +256,18 @@ def make_inplace(fn, name, ufunc=None):
     return method
 
 
-def write_out(result, out, name, inputs=()):
+def write_out(result, out, name, inputs=(), exact_dtype=False):
     """Implements out=: copies result into out (resizing an out of the wrong shape, as torch does). `inputs` are
-    the op's inputs where torch refuses an out that overlaps one of them."""
+    the op's inputs where torch refuses an out that overlaps one of them; exact_dtype: torch wants out in the
+    result's dtype (no cast)."""
     if inputs:
         _check_no_overlap(out, inputs)
+    if any(st == 0 and n > 1 for st, n in zip(out._data.strides, out._data.shape)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
+                           "memory location. Please clone() the tensor before performing the operation.")
+    if exact_dtype and out._data.dtype != result._data.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {_c10_name(result)}, but got {_c10_name(out)} "
+                           "instead")
     if GRAD[0] and (out._requires_grad or result._requires_grad):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
                            f"but one of the arguments requires grad.")

@@ -133,11 +133,11 @@ def _out(r, out, name):
     return r if out is None else write_out(r, out, name)
 
 
-def _out2(r, out, name, cls):
+def _out2(r, out, name, cls, exact_dtype=False):
     if out is None:
         return cls(*r)
-    write_out(r[0], out[0], name)
-    write_out(r[1], out[1], name)
+    write_out(r[0], out[0], name, exact_dtype=exact_dtype)
+    write_out(r[1], out[1], name, exact_dtype=exact_dtype)
     return cls(out[0], out[1])
 
 

@@ -174,10 +174,11 @@ def _take_bwd(ctx, g):
 _TAKE = Op("take", lambda x, idx: x.reshape(-1).take(idx), _take_bwd, SAVE_NONE)
 
 
-def take(input, index):
+def take(input, index, *, out=None):
     """Same as `torch.take`."""
     idx = _long_index(index, "take")
-    return dispatch1(_TAKE, input, _take_index(idx, input._data.size))
+    r = dispatch1(_TAKE, input, _take_index(idx, input._data.size))
+    return r if out is None else write_out(r, out, "take", (input, index))
 
 
 def _take_index(idx, n):

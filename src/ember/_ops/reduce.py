@@ -501,7 +501,7 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
         if d.ndim and d.shape[dims[0]] == 0:
             raise IndexError(f"aminmax: Expected reduction dim {dims[0]} to have non-zero size.")
     r = dispatch1(AMINMAX, input, None if d.ndim == 0 else dims, keepdim)
-    return _out2(r, out, "aminmax", _rt.aminmax)
+    return _out2(r, out, "aminmax", _rt.aminmax, exact_dtype=True)
 
 
 # ---------------- all / any / count_nonzero ----------------

@@ -147,7 +147,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
         r = input.reshape(-1)[:0].reshape(idx.shape)  # nothing gathered: empty, of the index's shape
     else:
         r = dispatch1(_GATHER, input, dim, idx)
-    return r if out is None else write_out(r, out, "gather", (input, index))
+    return r if out is None else write_out(r, out, "gather", (input, index), exact_dtype=True)
 
 
 def _gather_t(x, dim, idx):
