@@ -12,8 +12,6 @@ in shape and dtype only.
 """
 import warnings
 
-import numpy as np
-
 import ember
 
 from . import opinfo_harness as ops
@@ -94,26 +92,7 @@ def check_input(info, cls, module_input, dtype, training, grads):
     t_leaves = ops._leaves([list(f.args), dict(f.kwargs)], []) + [p for p in m_t.parameters() if p.requires_grad]
     e_leaves = ops._leaves(ins, []) + [p for p in m_e.parameters() if p.requires_grad]
     assert len(t_leaves) == len(e_leaves), f"{len(e_leaves)} leaves need grad in ember, {len(t_leaves)} in torch"
-    pairs = [(o_t, o_e) for o_t, o_e in zip(ops._flat(want, []), ops._flat(got, []))
-             if isinstance(o_t, torch.Tensor) and o_t.requires_grad]
-    if not t_leaves or not pairs:
-        return
-    assert all(isinstance(o_e, ember.Tensor) and o_e.requires_grad for _, o_e in pairs), \
-        "ember's output does not require grad"
-    rng = np.random.default_rng(0)
-    loss_t, loss_e = 0, 0
-    for o_t, o_e in pairs:
-        w = rng.standard_normal(tuple(o_t.shape))
-        loss_t = loss_t + (o_t * torch.from_numpy(w).to(o_t.dtype)).sum()
-        loss_e = loss_e + (o_e * ember.from_numpy(w).to(o_e.dtype)).sum()
-    g_t = torch.autograd.grad(loss_t, t_leaves, allow_unused=True)
-    g_e = ember.autograd.grad(loss_e, e_leaves, allow_unused=True)
-    for i, (a, b) in enumerate(zip(g_e, g_t)):
-        if b is None:
-            b = torch.zeros_like(t_leaves[i])
-        if a is None:
-            a = ember.zeros_like(e_leaves[i])
-        ops.compare(a, b, 1e-6, 1e-6, f"gradient of leaf {i}")
+    ops.compare_grads(want, got, t_leaves, e_leaves, "leaf")
 
 
 def check_module(info):

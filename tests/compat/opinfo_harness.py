@@ -208,8 +208,13 @@ def check_sample(op, fn, sample, dtype, grads):
     compare(got, want, rtol, atol)
     if not grads:
         return
-    t_leaves = _leaves([sample.input, list(sample.args), dict(sample.kwargs)], [])
-    e_leaves = _leaves(ins, [])
+    compare_grads(want, got, _leaves([sample.input, list(sample.args), dict(sample.kwargs)], []), _leaves(ins, []),
+                  "input")
+
+
+def compare_grads(want, got, t_leaves, e_leaves, what):
+    """The gradients of sum(out * w) (w random, complex for complex outputs) over every output that requires grad,
+    with respect to the leaves t_leaves (torch) and e_leaves (ember), must agree; unused leaves count as zero."""
     pairs = [(o_t, o_e) for o_t, o_e in zip(_flat(want, []), _flat(got, []))
              if isinstance(o_t, torch.Tensor) and o_t.requires_grad]
     if not t_leaves or not pairs:
@@ -231,7 +236,7 @@ def check_sample(op, fn, sample, dtype, grads):
             b = torch.zeros_like(t_leaves[i])
         if a is None:
             a = ember.zeros_like(e_leaves[i])
-        compare(a, b, 1e-6, 1e-6, f"gradient of input {i}")
+        compare(a, b, 1e-6, 1e-6, f"gradient of {what} {i}")
 
 
 def compare_structure(e, t):
