@@ -12,6 +12,7 @@ import os
 import pathlib
 import platform
 import statistics
+import subprocess
 import sys
 import time
 
@@ -55,14 +56,17 @@ def _time_interleaved(fns, min_time=0.2, repeats=9):
     return {k: statistics.median(v) for k, v in samples.items()}
 
 
-def _libraries(threads):
-    import ember
-    libs = {"ember": ember}
-    try:
-        import torch
-        libs["torch"] = torch
-    except ImportError:
-        print("(PyTorch is not installed: ember's times only)", file=sys.stderr)
+def _libraries(threads, only=None):
+    libs = {}
+    if only in (None, "ember"):
+        import ember
+        libs["ember"] = ember
+    if only in (None, "torch"):
+        try:
+            import torch
+            libs["torch"] = torch
+        except ImportError:
+            print("(PyTorch is not installed: ember's times only)", file=sys.stderr)
     for lib in libs.values():
         lib.set_num_threads(threads)
     return libs
@@ -82,11 +86,47 @@ def machine():
     return info
 
 
-def run(pattern="", threads=1, min_time=0.2, json_path=None):
+def _load_benchmarks():
+    return [importlib.import_module(f"bench.{path.stem}")
+            for path in sorted(pathlib.Path(__file__).parent.glob("bench_*.py"))]
+
+
+def _child(lib_name, pattern, threads, min_time):
+    """One library alone in this process: print {benchmark: median seconds} as JSON (see `_time_isolated`)."""
+    _load_benchmarks()
+    libs = _libraries(threads, only=lib_name)
+    times = {}
+    for name, fn in BENCHES.items():
+        if pattern in name and lib_name in libs:
+            try:
+                times[name] = _time_interleaved({lib_name: fn(libs[lib_name])}, min_time, repeats=5)[lib_name]
+            except Exception as e:  # noqa: BLE001 - reported as a failed row by the parent
+                times[name] = f"{type(e).__name__}: {e}"
+    print(json.dumps(times))
+
+
+def _time_isolated(pattern, threads, min_time, rounds):
+    """{benchmark: {library: median seconds}}, each library timed in processes of its own, the libraries
+    alternating for `rounds` rounds. Two libraries in one process disturb each other (a BLAS's idle threads spin
+    while the other library runs); fresh processes also include each library's first-call costs exactly once."""
+    samples = {}
+    for _ in range(rounds):
+        for lib_name in ("ember", "torch"):
+            out = subprocess.run([sys.executable, "-m", "bench", "--child", lib_name, pattern,
+                                  "--threads", str(threads), "--min-time", str(min_time)],
+                                 capture_output=True, text=True, check=True, cwd=pathlib.Path(__file__).parents[1])
+            for name, t in json.loads(out.stdout.strip().splitlines()[-1]).items():
+                samples.setdefault(name, {}).setdefault(lib_name, []).append(t)
+    return {name: {lib: (statistics.median(v) if all(isinstance(x, float) for x in v) else
+                         next(x for x in v if isinstance(x, str))) for lib, v in libs.items()}
+            for name, libs in samples.items()}
+
+
+def run(pattern="", threads=1, min_time=0.2, json_path=None, isolated=0):
     # each file registers its benchmarks; one with a report(pattern, threads) adds a table of its own after ours
-    modules = [importlib.import_module(f"bench.{path.stem}")
-               for path in sorted(pathlib.Path(__file__).parent.glob("bench_*.py"))]
+    modules = _load_benchmarks()
     libs = _libraries(threads)
+    isolated_times = _time_isolated(pattern, threads, min_time, isolated) if isolated else {}
     rows = []
     print(f"{'benchmark':44s} | {'torch ms':>10s} | {'ember ms':>10s} | {'ratio':>6s}")
     print("-" * 80)
@@ -94,7 +134,13 @@ def run(pattern="", threads=1, min_time=0.2, json_path=None):
         if pattern not in name:
             continue
         try:
-            times = _time_interleaved({lib_name: fn(lib) for lib_name, lib in libs.items()}, min_time)
+            if isolated:
+                times = isolated_times[name]
+                for value in times.values():
+                    if isinstance(value, str):
+                        raise RuntimeError(value)
+            else:
+                times = _time_interleaved({lib_name: fn(lib) for lib_name, lib in libs.items()}, min_time)
         except Exception as e:  # a missing op in one library should not stop the table
             print(f"{name:44s} | failed: {type(e).__name__}: {e}", flush=True)
             continue
@@ -139,8 +185,14 @@ def main(argv=None):
     p.add_argument("--threads", type=int, default=1, help="threads for both libraries (default 1)")
     p.add_argument("--min-time", type=float, default=0.2, help="seconds spent timing each benchmark per library")
     p.add_argument("--json", help="also write the results, versions and machine to this JSON file")
+    p.add_argument("--isolated", type=int, default=0, metavar="ROUNDS",
+                   help="time each library in processes of its own, alternating for ROUNDS rounds (median)")
+    p.add_argument("--child", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    run(args.pattern, args.threads, args.min_time, args.json)
+    if args.child:
+        _child(args.child, args.pattern, args.threads, args.min_time)
+    else:
+        run(args.pattern, args.threads, args.min_time, args.json, args.isolated)
 
 
 if __name__ == "__main__":

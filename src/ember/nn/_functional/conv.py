@@ -47,7 +47,7 @@ import numpy as np
 import ember
 
 from ..._autocast import AUTOCAST, cast_args
-from ..._backend import XP
+from ..._backend import XP, jit
 from ..._ops._dispatch import SAVE_INPUTS, Op, dispatch, dispatch2
 from ...autograd.grad_mode import GRAD
 from . import _conv_cudnn
@@ -364,15 +364,24 @@ def _convt_fwd(g, w, stride, lo, hi, dil, groups, xsp, gp=None, b=None):
     cols = cols.reshape((cin, math.prod(k), n) + osz)
     need = tuple((o - 1) * s + dd * (kk - 1) + 1 for o, s, dd, kk in zip(osz, stride, dil, k))
     buf = _xp(cols).zeros((n, cin) + tuple(max(a + m, e) for a, m, e in zip(lo, xsp, need)), cols.dtype)
-    # col2im: one strided add per kernel offset
-    for j, off in enumerate(np.ndindex(*k)):
-        sl = (Ellipsis,) + tuple(slice(o * dd, o * dd + (m - 1) * s + 1, s)
-                                 for o, dd, m, s in zip(off, dil, osz, stride))
-        buf[sl] += cols[:, j].swapaxes(0, 1)
+    _col2im(cols, buf, k, stride, dil)
     x = buf[(Ellipsis,) + tuple(slice(a, a + m) for a, m in zip(lo, xsp))]
     if b is not None:
         return x + b.reshape((-1,) + (1,) * len(lo))
     return x if x.flags.c_contiguous else _xp(x).ascontiguousarray(x)
+
+
+def _col2im(cols, buf, k, stride, dil):
+    """buf (N, C, *P) += the columns cols (C, prod(K), N, *O) of a convolution, each at its kernel offset."""
+    if len(k) == 2 and cols.__class__ is np.ndarray and cols.dtype in jit.DTYPES and jit.enabled():
+        from ._jit_kernels import col2im_2d
+        col2im_2d(cols, buf, *k, *stride, *dil)
+        return
+    osz = cols.shape[3:]
+    for j, off in enumerate(np.ndindex(*k)):  # one strided add per kernel offset
+        sl = (Ellipsis,) + tuple(slice(o * dd, o * dd + (m - 1) * s + 1, s)
+                                 for o, dd, m, s in zip(off, dil, osz, stride))
+        buf[sl] += cols[:, j].swapaxes(0, 1)
 
 
 def _convt_phases(g, w, stride, lo, groups, xsp, b):

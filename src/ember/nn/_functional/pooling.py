@@ -9,7 +9,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view as _np_windows
 
-from ..._backend import XP, deferred
+from ..._backend import XP, deferred, jit
 from ..._ops._dispatch import Op, dispatch1
 from ...autograd.grad_mode import GRAD
 from ._args import check_tensor
@@ -172,6 +172,11 @@ def _scatter_fwd(g, idx, sp):
     nd = len(sp)
     lead = g.shape[:-nd]
     planes, size = math.prod(lead), math.prod(sp)
+    if g.__class__ is np.ndarray and g.dtype in jit.DTYPES and jit.enabled():
+        from ._jit_kernels import scatter_planes
+        out = np.zeros((planes, size), g.dtype)
+        scatter_planes(g.reshape(planes, -1), idx.reshape(planes, -1), out)
+        return out.reshape(lead + tuple(sp))
     where = idx.reshape(planes, -1) + (XP[idx.__class__].arange(planes) * size)[:, None]
     out = np.bincount(where.ravel(), weights=g.reshape(-1), minlength=planes * size)
     return out.astype(g.dtype, copy=False).reshape(lead + tuple(sp))
@@ -189,6 +194,14 @@ SCATTER = Op("max_pool_scatter", _scatter_fwd, _scatter_bwd, node_name="MaxPoolW
 
 def _max_fwd(x, nd, k, s, p, d, outs, offsets):
     sp = x.shape[-nd:]
+    if nd == 2 and x.__class__ is np.ndarray and x.dtype in jit.DTYPES and x.size and jit.enabled():
+        from ._jit_kernels import max_pool_2d
+        planes = x.reshape((-1,) + sp)
+        best = np.empty((planes.shape[0],) + outs, x.dtype)
+        idx = np.empty(best.shape, np.int64)
+        max_pool_2d(planes, best, idx, *k, *s, *p, *d)
+        lead = x.shape[:-nd]
+        return best.reshape(lead + outs), idx.reshape(lead + outs)
     hi = [max(0, (outs[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1 - sp[i] - p[i]) for i in range(nd)]
     if any(p) or any(hi):
         low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
@@ -207,12 +220,24 @@ def _max_fwd(x, nd, k, s, p, d, outs, offsets):
     arg = XP[best.__class__].full(best.shape, n - 1, dtype=np.int8 if n < 128 else np.int32)
     for j in range(n - 2, -1, -1):
         arg -= (arg - j) * (w[kernel[j]] == best)
+    if any(p) or any(hi):
+        # a window whose maximum is the padding value itself (-inf) points at its first real element, as torch's
+        # (padding never wins a tie)
+        first = _dev(_first_inside(outs, k, s, p, d).astype(arg.dtype), x)
+        arg = XP[arg.__class__].where(best == low, first, arg)
     if best.dtype.kind == "f" and (best.__class__ is not np.ndarray or np.isnan(best).any()):
         xp = XP[best.__class__]
         for j in range(n):  # torch keeps the last NaN it meets (on a GPU, done whether or not there is one)
             xp.copyto(arg, j, where=xp.isnan(w[kernel[j]]))
     base, delta = offsets
     return best, _dev(delta, x)[arg] + _dev(base, x)
+
+
+def _first_inside(outs, k, s, p, d):
+    """(outs) the flat kernel offset of each window's first element inside the unpadded input."""
+    firsts = [np.minimum(-(-np.maximum(p[i] - np.arange(outs[i]) * s[i], 0) // d[i]), k[i] - 1)
+              for i in range(len(outs))]
+    return np.ravel_multi_index(np.meshgrid(*firsts, indexing="ij"), k)
 
 
 def _max_bwd(ctx, g):
