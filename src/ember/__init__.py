@@ -35,10 +35,11 @@ from ._ops.norms import *  # noqa: F401,F403
 from ._ops.random import *  # noqa: F401,F403
 from ._ops.functional_aliases import *  # noqa: F401,F403
 from ._ops.windows import *  # noqa: F401,F403
-from ._ops.spectral import *  # noqa: F401,F403
+from ._stft import *  # noqa: F401,F403
 from ._ops.view_variants import *  # noqa: F401,F403
 from ._ops.softmax import log_softmax, softmax
 from . import autograd
+Tensor.backward = autograd._tensor_backward  # ember.autograd runs before the Tensor class exists (it holds graph.py)
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                                  set_grad_enabled)

@@ -59,14 +59,17 @@ class device:
         return (device, (self.type, self.index))
 
     def __enter__(self):
-        from . import _backend
-        _backend.push_default_device(self)
+        DEFAULT_DEVICES.append(self)
         return self
 
     def __exit__(self, *exc):
-        from . import _backend
-        _backend.pop_default_device()
+        DEFAULT_DEVICES.pop()
 
 
 CPU = object.__new__(device)
 CPU.type, CPU.index = "cpu", None
+
+
+# where factory functions put tensors when no device is given: the innermost `with device(...)` or
+# set_default_device's device (the last entry); empty means the CPU
+DEFAULT_DEVICES = []

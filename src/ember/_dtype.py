@@ -63,7 +63,6 @@ class dtype:
         if self._cat == _COMPLEX:
             return self
         if self._cat != _FLOAT:
-            from ._tensor_str import SCALAR_NAMES
             raise RuntimeError(f"Unknown Complex ScalarType for {SCALAR_NAMES[self.name]}")
         return complex128 if self is float64 else complex64
 
@@ -290,3 +289,17 @@ contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
 preserve_format = memory_format("preserve_format")
+
+
+# torch's scalar type names (its error messages and legacy tensor type names use them)
+SCALAR_NAMES = {
+    "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+    "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
+
+
+def legacy_type_name(t):
+    """'ember.FloatTensor', 'ember.cuda.FloatTensor'..., as torch's Tensor.type() reports."""
+    prefix = "ember." if t.device.type == "cpu" else "ember.cuda."
+    return prefix + SCALAR_NAMES[FROM_NP[t._data.dtype].name] + "Tensor"

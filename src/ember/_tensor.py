@@ -6,7 +6,7 @@ from collections import OrderedDict
 import numpy as np
 
 from . import _dtype
-from ._backend import check_cuda_dtype, device_of, host, module_for, to_device
+from ._backend import check_cuda_dtype, device_of, host, module_for, pinned, shared_memory, to_device
 from ._device import CPU
 from ._device import device as _device_cls
 from ._dtype import FROM_NP, get_default_dtype
@@ -100,29 +100,6 @@ class Tensor:
     """Same as `torch.Tensor`."""
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_base", "_vc", "_accum", "_ext", "_view_ver", "__weakref__", "__dict__")
     __array_priority__ = 1000  # so ndarray + Tensor defers to Tensor.__radd__
-
-    def __new__(cls, *args, device=None):
-        # the legacy constructor: Tensor(sequence) or Tensor(*sizes), always the default float dtype
-        from ._ops import creation
-        if not args:
-            t = creation.empty(0, device=device)
-        elif len(args) == 1 and not isinstance(args[0], int):
-            a = args[0]
-            if isinstance(a, Tensor):
-                t = a  # torch returns the given tensor itself
-            elif isinstance(a, Size):
-                t = creation.empty(a, device=device)
-            elif isinstance(a, (float, complex, str)):
-                what = f"invalid data type '{type(a).__name__}'" if isinstance(a, str) else \
-                    f"data must be a sequence (got {type(a).__name__})"
-                raise TypeError(f"new(): {what}")
-            else:
-                t = creation.tensor(a, dtype=get_default_dtype(), device=device)
-        else:
-            t = creation.empty(*args, device=device)
-        if cls is Tensor:
-            return t
-        return t.as_subclass(cls)
 
     @staticmethod
     def _make(arr):
@@ -251,25 +228,6 @@ class Tensor:
         dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and own[lead + i] != 1)
         r = self.sum(dims, keepdim=True) if dims else self
         return r.reshape(shape) if lead else r
-
-    def new(self, *args, device=None):
-        """Same as `torch.Tensor.new`: the legacy constructor with this tensor's dtype and device."""
-        from ._ops import creation
-        dev = self.device if device is None else device
-        if not args:
-            return creation.empty(0, dtype=self.dtype, device=dev)
-        a = args[0]
-        if len(args) == 1 and not isinstance(a, int):
-            if isinstance(a, Tensor):
-                if a.dtype is not self.dtype:
-                    raise TypeError(f"expected {self.dtype} (got {a.dtype})")
-                return a
-            if isinstance(a, Size):
-                return creation.empty(a, dtype=self.dtype, device=dev)
-            if isinstance(a, (float, complex, str)):
-                raise TypeError(f"new(): data must be a sequence (got {type(a).__name__})")
-            return creation.tensor(a, dtype=self.dtype, device=dev)
-        return creation.empty(*args, dtype=self.dtype, device=dev)
 
     def is_contiguous(self, memory_format=None):
         if memory_format is None or memory_format is _dtype.contiguous_format:
@@ -428,11 +386,6 @@ class Tensor:
         self._requires_grad = False
         return self
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Same as `torch.Tensor.backward`."""
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
     def register_hook(self, hook):
         """Same as `torch.Tensor.register_hook`: hook(grad) may return a replacement gradient."""
         if not self._requires_grad:
@@ -538,7 +491,7 @@ class Tensor:
 
     def type(self, dtype=None, non_blocking=False):
         if dtype is None:
-            from ._tensor_str import legacy_type_name
+            from ._dtype import legacy_type_name
             return legacy_type_name(self)
         if isinstance(dtype, str):
             dtype = _LEGACY_TYPES[dtype.rsplit(".", 1)[-1]]
@@ -658,23 +611,23 @@ class Tensor:
 
     def share_memory_(self):
         """Same as `torch.Tensor.share_memory_`: moves the data into shared memory (a no-op if already there)."""
-        from .multiprocessing._shared import share_memory_
-        return share_memory_(self)
+        return shared_memory.share_memory_(self)
 
     def is_shared(self):
         """Same as `torch.Tensor.is_shared`."""
-        from .multiprocessing._shared import is_shared
-        return is_shared(self)
+        return shared_memory.is_shared(self)
 
     def pin_memory(self, device=None):
-        """Same as `torch.Tensor.pin_memory`: a copy in page-locked host memory (needs a GPU, as in torch)."""
-        from .cuda._pinned import pin_memory
-        return pin_memory(self)
+        """Same as `torch.Tensor.pin_memory`: a copy in page-locked host memory (needs a GPU, as in torch), the
+        tensor itself if already pinned."""
+        pinned.require_gpu()
+        if self._data.__class__ is not np.ndarray:
+            raise RuntimeError(f"cannot pin a tensor on {self.device}: only dense CPU tensors can be pinned")
+        return self if pinned.is_pinned(self._data) else dispatch1(_PIN, self)
 
     def is_pinned(self, device=None):
-        """Same as `torch.Tensor.is_pinned`."""
-        from .cuda._pinned import is_pinned
-        return is_pinned(self)
+        """Same as `torch.Tensor.is_pinned`: whether the tensor's memory is page-locked (False without a GPU)."""
+        return pinned.is_pinned(self._data)
 
     def __reduce_ex__(self, protocol):
         # pickled by value; ember.multiprocessing and ember.save replace this with their own reducers
@@ -742,7 +695,7 @@ _SCALAR_TYPE_NAMES = {"uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"
 
 
 def _grad_dtype_error(grad_dt, dt):
-    from ._tensor_str import SCALAR_NAMES
+    from ._dtype import SCALAR_NAMES
     g, d = FROM_NP[grad_dt].name, FROM_NP[dt].name
     return (f"attempting to assign a gradient with dtype '{_CPP_TYPE_NAMES.get(g, g)}' to a tensor with grad_dtype "
             f"'{SCALAR_NAMES.get(d) or _SCALAR_TYPE_NAMES.get(d, d)}'. The gradient must match the tensor's "
@@ -1016,8 +969,7 @@ def numel(input):
     return input._data.size
 
 
-_dispatch._bind(Tensor._make)
-from ._ops._inplace import copy_ as _copy_
+_PIN = Op("_pin_memory", pinned.pinned_copy, lambda ctx, g: g)
 
-Tensor.copy_ = _copy_
-graph._make = Tensor._make
+_dispatch._bind(Tensor._make)
+graph.bind_tensor(Tensor)

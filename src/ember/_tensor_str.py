@@ -12,23 +12,10 @@ import math
 import numpy as np
 
 from ._backend import host
-from ._dtype import FROM_NP, default_complex, get_default_dtype, int64
+from ._dtype import FROM_NP, default_complex, get_default_dtype, int64, legacy_type_name  # noqa: F401 (re-exported)
 from ._dtype import bool as _bool
 
 __all__ = ["get_printoptions", "legacy_type_name", "printoptions", "set_printoptions", "tensor_repr"]
-
-SCALAR_NAMES = {
-    "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
-    "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
-
-
-def legacy_type_name(t):
-    """'ember.FloatTensor', 'ember.cuda.FloatTensor'..., as torch's Tensor.type() reports."""
-    prefix = "ember." if t.device.type == "cpu" else "ember.cuda."
-    return prefix + SCALAR_NAMES[FROM_NP[t._data.dtype].name] + "Tensor"
-
 
 class _PrintOptions:
     __slots__ = ("edgeitems", "linewidth", "precision", "sci_mode", "threshold")

@@ -11,9 +11,68 @@ import numpy as np
 
 from ._backend import XP
 from ._ops._dispatch import SAVE_NONE, Op
-from .autograd.graph import record
+from .autograd import graph
+from .autograd.graph import _short_name, record
 
-__all__ = ["rebase_view"]
+__all__ = ["multi_output_view", "rebase_view", "view_error"]
+
+# NOTE [ In-place checks on views ]
+# torch refuses some in-place ops on views, from how the view was made (its CreationMeta): outputs of split/unbind
+# (multi-output views), views made in no_grad mode of a base that requires grad, and inputs a custom Function
+# returned as-is. ember keeps no such tag for the first two; it reads them from the graph: a fresh view without
+# history of a base that requires grad was made in no_grad mode (or before the base's requires_grad_(): torch
+# refuses that too, with the leaf message); a view whose chain of view nodes passes a Split/Unbind node is a
+# multi-output view. Only views made by view ops count (`_view_ver` set): detach() shares memory without being a
+# view, as in torch.
+_VIEW_NODES = frozenset({
+    "AliasBackward0", "AsStridedBackward0", "DiagonalBackward0", "ExpandBackward0", "NarrowBackward0",
+    "PermuteBackward0", "ReshapeAliasBackward0", "SelectBackward0", "SliceBackward0", "SplitBackward0",
+    "SplitWithSizesBackward0", "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "SqueezeBackward3",
+    "TBackward0", "TransposeBackward0", "TransposeBackward1", "UnbindBackward0", "UnfoldBackward0",
+    "UnsqueezeBackward0", "ViewAsComplexBackward0", "ViewAsRealBackward0", "ViewBackward0",
+})
+_MULTI_NODES = frozenset({"SplitBackward0", "SplitWithSizesBackward0", "UnbindBackward0"})
+_MULTI, _NO_GRAD, _CUSTOM = range(3)
+_VIEW_HINTS = (
+    (" This view is the output of a function that returns multiple views. Such functions do not allow the output "
+     "views to be modified inplace. You should replace the inplace operation by an out-of-place one."),
+    (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
+     "both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
+     "tracked) or both outside (if you want the inplace to be tracked)."),
+    (" This view was created inside a custom Function (or because an input was returned as-is) and the autograd "
+     "logic to handle view+inplace would override the custom backward associated with the custom Function, "
+     "leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the "
+     "custom Function."),
+)
+
+
+def view_error(t, kind, indirect=False):
+    """torch's error for an in-place change of (indirect: the base of) a view it refuses to rebase."""
+    what = "its base or another view of its base has been" if indirect else "is being"
+    fn = t._grad_fn
+    if fn is None:
+        msg = f"A view was created in no_grad mode and {what} modified inplace with grad mode enabled."
+    elif kind == _NO_GRAD:
+        msg = (f"Output {t._output_nr} of {_short_name(fn)} is a view of a view which was created in no_grad mode "
+               f"and {what} modified inplace with grad mode enabled.")
+    else:
+        msg = f"Output {t._output_nr} of {_short_name(fn)} is a view and {what} modified inplace."
+    return RuntimeError(msg + _VIEW_HINTS[kind])
+
+
+def multi_output_view(t):
+    """Whether view t (with a history) was made by split/unbind, or is a view of such an output."""
+    fn = t._grad_fn
+    stop = t._base._grad_fn
+    while fn is not None and fn is not stop:
+        name = fn.__class__.__name__
+        if name not in _VIEW_NODES:
+            return False
+        if name in _MULTI_NODES:
+            return True
+        nf = fn.next_functions
+        fn = nf[0][0] if nf else None
+    return False
 
 
 def _addr(arr):
@@ -47,8 +106,7 @@ def _host_positions(view_arr, base_arr):
 
 
 def _flat_index(pos):
-    from ._tensor import Tensor
-    return Tensor._make(pos.reshape(-1))
+    return graph._make(pos.reshape(-1))
 
 
 def _copy_slices_bwd(ctx, g):
@@ -58,17 +116,15 @@ def _copy_slices_bwd(ctx, g):
     if ctx.needs_input_grad[0]:
         mask = (np if pos.__class__ is np.ndarray else XP[pos.__class__]).ones(int(np.prod(base_shape)), dtype=bool)
         mask[pos.reshape(-1)] = False
-        from ._tensor import Tensor
-        gb = g * Tensor._make(mask.reshape(base_shape)).to(g.dtype)
+        gb = g * graph._make(mask.reshape(base_shape)).to(g.dtype)
     gr = flat[_flat_index(pos)].reshape(view_shape) if ctx.needs_input_grad[1] else None
     return (gb if ctx.needs_input_grad[0] else None, gr)
 
 
 def _region_bwd(ctx, g):
     pos, base_shape, view_shape = ctx.attrs
-    from ._ops.creation import zeros
     n = int(np.prod(base_shape))
-    return zeros(n, dtype=g.dtype, device=g.device).index_add(0, _flat_index(pos), g.reshape(-1)).reshape(base_shape)
+    return g.new_zeros(n).index_add(0, _flat_index(pos), g.reshape(-1)).reshape(base_shape)
 
 
 _COPY_SLICES = Op("copy_slices", None, _copy_slices_bwd, SAVE_NONE, node_name="torch::autograd::CopySlices")
@@ -99,7 +155,6 @@ def refresh_view(view):
     base's current history' (torch regenerates such a view's grad_fn the same way). Returns the new grad_fn."""
     base = view._base
     if view._grad_fn is not None:
-        from ._ops._inplace import _MULTI, multi_output_view, view_error
         if multi_output_view(view):  # torch refuses to regenerate the history of split/unbind outputs
             raise view_error(view, _MULTI, indirect=True)
     if base._requires_grad and view._data.dtype == base._data.dtype:

@@ -10,6 +10,7 @@ import warnings
 import pytest
 
 import ember
+from ember._backend import cuda_alloc
 from ember.cuda import _state
 from ember.cuda import memory as mem
 
@@ -105,8 +106,8 @@ def fake(monkeypatch):
     """ember.cuda's memory functions running on the stand-in pool (fresh counters)."""
     pool = _Pool(capacity=4 * MiB)
     cp = _fake_cupy(pool, free=3 * MiB, total=4 * MiB)
-    monkeypatch.setattr(mem, "_STATS", {})
-    malloc = mem._make_malloc(cp)
+    monkeypatch.setattr(cuda_alloc, "_STATS", {})
+    malloc = cuda_alloc._make_malloc(cp)
     monkeypatch.setattr(_state, "loaded", lambda: cp)
     monkeypatch.setattr(_state, "cupy", lambda: cp)
     return types.SimpleNamespace(cp=cp, pool=pool, malloc=malloc)
@@ -114,16 +115,16 @@ def fake(monkeypatch):
 
 # ----------------------------------------------------------------------------------------------- no GPU needed
 def test_format_size():
-    assert mem._format_size(0) == "0 bytes"
-    assert mem._format_size(1023) == "1023 bytes"
-    assert mem._format_size(1024) == "1.00 KiB"
-    assert mem._format_size(3 * MiB // 2) == "1.50 MiB"
-    assert mem._format_size(20 * GiB) == "20.00 GiB"
-    assert mem._format_size(4096 * GiB) == "4096.00 GiB"
+    assert cuda_alloc._format_size(0) == "0 bytes"
+    assert cuda_alloc._format_size(1023) == "1023 bytes"
+    assert cuda_alloc._format_size(1024) == "1.00 KiB"
+    assert cuda_alloc._format_size(3 * MiB // 2) == "1.50 MiB"
+    assert cuda_alloc._format_size(20 * GiB) == "20.00 GiB"
+    assert cuda_alloc._format_size(4096 * GiB) == "4096.00 GiB"
 
 
 def test_oom_message_numbers():
-    msg = mem._oom_message(2 * GiB, 1, 1 * GiB, 80 * GiB, 70 * GiB, 72 * GiB)
+    msg = cuda_alloc._oom_message(2 * GiB, 1, 1 * GiB, 80 * GiB, 70 * GiB, 72 * GiB)
     assert msg.startswith("CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 80.00 GiB "
                           "of which 1.00 GiB is free. Of the allocated memory 70.00 GiB is allocated by ember, and "
                           "2.00 GiB is reserved by ember but unallocated.")
@@ -133,7 +134,7 @@ def test_oom_message_numbers():
 
 
 def test_oom_message_limit_and_largest_block():
-    msg = mem._oom_message(513, 0, 5 * GiB, 16 * GiB, 3 * GiB, 3 * GiB + 512, limit=4 * GiB, largest_free=256)
+    msg = cuda_alloc._oom_message(513, 0, 5 * GiB, 16 * GiB, 3 * GiB, 3 * GiB + 512, limit=4 * GiB, largest_free=256)
     assert "Tried to allocate 513 bytes." in msg
     assert "512 bytes is reserved by ember but unallocated (largest free block: 256 bytes)." in msg
     assert "may reserve at most 4.00 GiB on this GPU (ember.cuda.set_per_process_memory_fraction)" in msg
@@ -146,7 +147,7 @@ def test_oom_error_type():
 
 
 def test_stats_dict_keys_and_values():
-    st = mem._Stats()
+    st = cuda_alloc._Stats()
     st.allocated, st.peak, st.n_alloc, st.n_free, st.bytes_alloc = 3 * MiB, 5 * MiB, 10, 4, 9 * MiB
     st.reserved_peak, st.retries, st.ooms = 6 * MiB, 2, 1
     d = mem._stats_dict(st, 4 * MiB)
@@ -162,7 +163,7 @@ def test_stats_dict_keys_and_values():
 
 
 def test_summary_table():
-    st = mem._Stats()
+    st = cuda_alloc._Stats()
     st.allocated, st.peak, st.n_alloc, st.bytes_alloc = 3 * MiB, 5 * GiB, 7, 3 * MiB
     text = mem._summary(mem._stats_dict(st, 8 * MiB), 1)
     lines = text.splitlines()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ember
-from ember import _backend
+from ember._device import DEFAULT_DEVICES
 from tests._ops import test_binary, test_index, test_linalg, test_reduce, test_shape, test_sort, test_unary, test_views
 from tests.helpers import OpSpec
 from tests.linalg import test_linalg as test_linalg_pkg
@@ -50,11 +50,11 @@ def _run(spec, arrays, dev):
     if dev == "cpu":
         outs = _flat(spec.fn(*ins))
     else:
-        _backend.push_default_device(dev)  # tensors the op's lambda creates itself go to the device too
+        DEFAULT_DEVICES.append(ember.device(dev))  # tensors the op's lambda creates itself go to the device too
         try:
             outs = _flat(spec.fn(*ins))
         finally:
-            _backend.pop_default_device()
+            DEFAULT_DEVICES.pop()
     rng = np.random.default_rng(1)
     diff = [o for o in outs if isinstance(o, ember.Tensor) and o.requires_grad]
     weights = [rng.standard_normal(o.shape) + (1j * rng.standard_normal(o.shape) if o.is_complex() else 0)
@@ -112,11 +112,11 @@ def test_op_matches_cpu_float32(spec, gpu):
     arrays = [a.astype(np.float32) if a.dtype.kind == "f" else a for a in spec.arrays()]
     with ember.no_grad():
         cpu_outs = _flat(spec.fn(*_inputs(spec, arrays, "cpu")))
-        _backend.push_default_device("cuda")
+        DEFAULT_DEVICES.append(ember.device("cuda"))
         try:
             dev_outs = _flat(spec.fn(*_inputs(spec, arrays, "cuda")))
         finally:
-            _backend.pop_default_device()
+            DEFAULT_DEVICES.pop()
     _compare(cpu_outs, dev_outs, gpu, _tols(gpu, np.float32))
 
 
@@ -136,7 +136,7 @@ def test_cross_device_error(gpu):
 def test_views_share_device_memory(name, make_base, view, gpu):
     """A view of a device tensor is a device view: writing through it changes the base; gradients flow back."""
     expected = view(make_base()).clone()
-    _backend.push_default_device("cuda")
+    DEFAULT_DEVICES.append(ember.device("cuda"))
     try:
         base = make_base()
         v = view(base)
@@ -152,4 +152,4 @@ def test_views_share_device_memory(name, make_base, view, gpu):
             (out * 2).abs().sum().backward()
             _check_on_device(leaf.grad, gpu)
     finally:
-        _backend.pop_default_device()
+        DEFAULT_DEVICES.pop()

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import ember
+from ember._backend import pinned as pinned_memory
 from ember.cuda import _state
 
 GPU = ember.cuda.is_available() and not getattr(sys.modules.get("cupy"), "IS_FAKE", False)
@@ -250,7 +251,7 @@ def fake_pinned(monkeypatch):
     cp = types.SimpleNamespace(cuda=types.SimpleNamespace(pinned_memory=pinned, alloc_pinned_memory=alloc))
     monkeypatch.setitem(sys.modules, "cupy", cp)
     monkeypatch.setattr(_state, "cupy", lambda: cp)
-    monkeypatch.setattr(ember.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(pinned_memory, "require_gpu", lambda: None)  # as if there were a GPU
     return allocs
 
 

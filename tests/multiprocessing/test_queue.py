@@ -211,7 +211,7 @@ def test_out_of_descriptors_message():
 @pytest.mark.parametrize("method", METHODS)
 def test_without_memfd_files_are_unlinked(method, monkeypatch):
     # systems without memfd_create use unlinked files in /dev/shm: same behaviour, nothing named left
-    from ember.multiprocessing import _shared
+    from ember._backend import shared_memory as _shared
     monkeypatch.setattr(_shared, "_HAVE_MEMFD", False)
     shm = W.shm_entries()
     ctx = mp.get_context(method)
@@ -230,7 +230,7 @@ def test_without_memfd_files_are_unlinked(method, monkeypatch):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_regions_of_one_storage_round_trip(method):
-    from ember.multiprocessing import _shared
+    from ember._backend import shared_memory as _shared
     ctx = mp.get_context(method)
     qi, qo = ctx.Queue(), ctx.Queue()
     p = _run(ctx, W.echo, qi, qo)

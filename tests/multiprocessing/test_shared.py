@@ -11,7 +11,7 @@ import pytest
 
 import ember
 import ember.multiprocessing as mp
-from ember.multiprocessing import _shared
+from ember._backend import shared_memory as _shared
 
 from . import _workers as W
 

@@ -2,7 +2,7 @@
 import ml_dtypes
 import numpy as np
 
-from .._device import CPU, device
+from .._device import CPU, DEFAULT_DEVICES, device
 from . import deferred as _deferred
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -35,7 +35,6 @@ _keep_freed_memory()
 
 # type(array) -> array module; CuPy's entry is added when CuPy is first imported
 XP = {np.ndarray: np}
-_default_devices = []
 
 
 def xp_of(array):
@@ -115,7 +114,7 @@ def cupy():
     if XP.get(cp.ndarray) is not cp:
         XP[cp.ndarray] = cp
         _cuda_bf16[0] = cupy_bf16_missing(cp)
-        from ..cuda.memory import _install
+        from .cuda_alloc import _install
         _install(cp)  # every GPU allocation goes through ember's counting allocator (memory_allocated, peaks)
     return cp
 
@@ -249,7 +248,7 @@ def to_device(array, dev, non_blocking=False):
         if type(array) is np.ndarray:
             return array
         if non_blocking:  # into page-locked memory, queued on the current stream: the caller synchronizes
-            from ..cuda._pinned import empty_pinned
+            from .pinned import empty_pinned
             out = empty_pinned(array.shape, array.dtype)
             array.get(stream=XP[type(array)].cuda.get_current_stream(), out=out, blocking=False)
             return out
@@ -270,19 +269,11 @@ def to_device(array, dev, non_blocking=False):
 
 
 def default_device():
-    return _default_devices[-1] if _default_devices else CPU
-
-
-def push_default_device(dev):
-    _default_devices.append(device(dev))
-
-
-def pop_default_device():
-    _default_devices.pop()
+    return DEFAULT_DEVICES[-1] if DEFAULT_DEVICES else CPU
 
 
 def set_default_device(dev):
     """Same as `torch.set_default_device`: where factory functions put tensors when no device is given."""
-    _default_devices.clear()
+    DEFAULT_DEVICES.clear()
     if dev is not None:
-        _default_devices.append(device(dev))
+        DEFAULT_DEVICES.append(device(dev))

@@ -10,7 +10,9 @@ import numpy as np
 from .._backend import XP, read_only
 from .._dtype import _BOOL, _COMPLEX, _FLOAT, _INT, FROM_NP
 from ..autograd.grad_mode import GRAD
-from ..autograd.graph import CUSTOM_VIEWS, _short_name, bump_version
+from .._tensor import Tensor
+from .._view_autograd import _CUSTOM, _MULTI, _NO_GRAD, multi_output_view, view_error
+from ..autograd.graph import CUSTOM_VIEWS, bump_version
 
 __all__ = ["inplace", "make_inplace", "write_out", "can_cast"]
 
@@ -36,14 +38,14 @@ def _check_cast(result, out, name):
 
 def _c10_name(t):
     """The dtype's name as torch's C++ messages print it: float, double, long int..."""
-    from .._tensor_str import SCALAR_NAMES
+    from .._dtype import SCALAR_NAMES
     return {"Float": "float", "Double": "double", "Long": "long int", "Int": "int", "Half": "c10::Half",
             "BFloat16": "c10::BFloat16", "Bool": "bool"}.get(SCALAR_NAMES[FROM_NP[t._data.dtype].name],
                                                              str(t._data.dtype))
 
 
 def _legacy(dt):
-    from .._tensor_str import SCALAR_NAMES
+    from .._dtype import SCALAR_NAMES
     return SCALAR_NAMES[dt.name]
 
 
@@ -55,65 +57,6 @@ def _any_requires_grad(args, kwargs):
     for a in kwargs.values():
         if isinstance(a, Tensor) and a._requires_grad:
             return True
-    return False
-
-
-# NOTE [ In-place checks on views ]
-# torch refuses some in-place ops on views, from how the view was made (its CreationMeta): outputs of split/unbind
-# (multi-output views), views made in no_grad mode of a base that requires grad, and inputs a custom Function
-# returned as-is. ember keeps no such tag for the first two; it reads them from the graph: a fresh view without
-# history of a base that requires grad was made in no_grad mode (or before the base's requires_grad_(): torch
-# refuses that too, with the leaf message); a view whose chain of view nodes passes a Split/Unbind node is a
-# multi-output view. Only views made by view ops count (`_view_ver` set): detach() shares memory without being a
-# view, as in torch.
-_VIEW_NODES = frozenset({
-    "AliasBackward0", "AsStridedBackward0", "DiagonalBackward0", "ExpandBackward0", "NarrowBackward0",
-    "PermuteBackward0", "ReshapeAliasBackward0", "SelectBackward0", "SliceBackward0", "SplitBackward0",
-    "SplitWithSizesBackward0", "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "SqueezeBackward3",
-    "TBackward0", "TransposeBackward0", "TransposeBackward1", "UnbindBackward0", "UnfoldBackward0",
-    "UnsqueezeBackward0", "ViewAsComplexBackward0", "ViewAsRealBackward0", "ViewBackward0",
-})
-_MULTI_NODES = frozenset({"SplitBackward0", "SplitWithSizesBackward0", "UnbindBackward0"})
-_MULTI, _NO_GRAD, _CUSTOM = range(3)
-_VIEW_HINTS = (
-    (" This view is the output of a function that returns multiple views. Such functions do not allow the output "
-     "views to be modified inplace. You should replace the inplace operation by an out-of-place one."),
-    (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
-     "both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
-     "tracked) or both outside (if you want the inplace to be tracked)."),
-    (" This view was created inside a custom Function (or because an input was returned as-is) and the autograd "
-     "logic to handle view+inplace would override the custom backward associated with the custom Function, "
-     "leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the "
-     "custom Function."),
-)
-
-
-def view_error(t, kind, indirect=False):
-    """torch's error for an in-place change of (indirect: the base of) a view it refuses to rebase."""
-    what = "its base or another view of its base has been" if indirect else "is being"
-    fn = t._grad_fn
-    if fn is None:
-        msg = f"A view was created in no_grad mode and {what} modified inplace with grad mode enabled."
-    elif kind == _NO_GRAD:
-        msg = (f"Output {t._output_nr} of {_short_name(fn)} is a view of a view which was created in no_grad mode "
-               f"and {what} modified inplace with grad mode enabled.")
-    else:
-        msg = f"Output {t._output_nr} of {_short_name(fn)} is a view and {what} modified inplace."
-    return RuntimeError(msg + _VIEW_HINTS[kind])
-
-
-def multi_output_view(t):
-    """Whether view t (with a history) was made by split/unbind, or is a view of such an output."""
-    fn = t._grad_fn
-    stop = t._base._grad_fn
-    while fn is not None and fn is not stop:
-        name = fn.__class__.__name__
-        if name not in _VIEW_NODES:
-            return False
-        if name in _MULTI_NODES:
-            return True
-        nf = fn.next_functions
-        fn = nf[0][0] if nf else None
     return False
 
 
@@ -350,3 +293,6 @@ def _init_copy():
 
 _COPY = None
 _init_copy()
+
+
+Tensor.copy_ = copy_

@@ -8,7 +8,7 @@ from .. import return_types
 from .._backend import XP
 from .._dtype import FROM_NP
 from .._tensor import Tensor
-from .._tensor_str import SCALAR_NAMES
+from .._dtype import SCALAR_NAMES
 from ._dispatch import SAVE_INPUTS, SAVE_NONE, Op, dispatch1
 from ._inplace import write_out
 

@@ -11,7 +11,7 @@ from .. import _dtype
 from .._backend import XP
 from .._backend.accumulate import add_at
 from .._tensor import Tensor, _wrap_dim
-from .._tensor_str import SCALAR_NAMES
+from .._dtype import SCALAR_NAMES
 from ._dispatch import Op, dispatch1
 from ._inplace import write_out
 

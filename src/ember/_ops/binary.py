@@ -11,7 +11,7 @@ from .._backend import XP, deferred, maybe_any
 from .._backend import where as _where_values
 from .._dtype import _PROMOTE, FROM_NP, result_type_of, scalar_dtype
 from .._tensor import Tensor
-from .._tensor_str import SCALAR_NAMES
+from .._dtype import SCALAR_NAMES
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import bump_version, counter, version_error
 from ._dispatch import SAVE_INPUTS, SAVE_NONE, SAVE_OUTPUT, Op, dispatch, dispatch1, dispatch2, wrap

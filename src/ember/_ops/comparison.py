@@ -221,7 +221,7 @@ Tensor.__ge__ = _ge_op
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """Same as `torch.isin`."""
     from .._backend import XP
-    from .._tensor_str import SCALAR_NAMES
+    from .._dtype import SCALAR_NAMES
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin() received an invalid combination of arguments - expected at least one Tensor")
     like = (elements if isinstance(elements, Tensor) else test_elements)._data

@@ -20,7 +20,7 @@ from .._dtype import (
     memory_format,
     preserve_format,
 )
-from .._tensor import Tensor
+from .._tensor import Size, Tensor
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import bump_version
 from ._dispatch import Op, dispatch, dispatch1, dispatch2, wrap
@@ -420,7 +420,7 @@ def from_dlpack(ext_tensor):
     if isinstance(ext_tensor, Tensor):
         return Tensor._make(ext_tensor._data)
     if not hasattr(ext_tensor, "__dlpack__"):  # a bare capsule (anything else is refused as an invalid one)
-        from ..utils.dlpack import _array_from_capsule
+        from .._backend.dlpack import _array_from_capsule
         return Tensor._make(_array_from_capsule(ext_tensor))
     kind, _ = ext_tensor.__dlpack_device__() if hasattr(ext_tensor, "__dlpack_device__") else (1, 0)
     if kind == 1:  # kDLCPU
@@ -908,7 +908,7 @@ def _tri_indices(row, col, offset, dtype, device, name, lower):
 
 
 def _scalar_name(dt):
-    from .._tensor_str import SCALAR_NAMES
+    from .._dtype import SCALAR_NAMES
     return SCALAR_NAMES[dt.name]
 
 
@@ -1147,3 +1147,51 @@ Tensor.new_ones = _new_ones
 Tensor.new_empty = _new_empty
 Tensor.new_full = _new_full
 Tensor.new_empty_strided = _new_empty_strided
+
+
+# NOTE [ The legacy constructors ]
+# Tensor(sequence), Tensor(*sizes), Tensor(Size) and Tensor() build with the default float dtype; t.new(...) with
+# t's dtype and device. They are creation ops, so they live here and are bound onto the class like the rest.
+def _legacy_new(cls, *args, device=None):
+    if not args:
+        t = empty(0, device=device)
+    elif len(args) == 1 and not isinstance(args[0], builtins.int):
+        a = args[0]
+        if isinstance(a, Tensor):
+            t = a  # torch returns the given tensor itself
+        elif isinstance(a, Size):
+            t = empty(a, device=device)
+        elif isinstance(a, (builtins.float, builtins.complex, str)):
+            what = f"invalid data type '{type(a).__name__}'" if isinstance(a, str) else \
+                f"data must be a sequence (got {type(a).__name__})"
+            raise TypeError(f"new(): {what}")
+        else:
+            t = tensor(a, dtype=_dtype.get_default_dtype(), device=device)
+    else:
+        t = empty(*args, device=device)
+    if cls is Tensor:
+        return t
+    return t.as_subclass(cls)
+
+
+def _new(self, *args, device=None):
+    """Same as `torch.Tensor.new`: the legacy constructor with this tensor's dtype and device."""
+    dev = self.device if device is None else device
+    if not args:
+        return empty(0, dtype=self.dtype, device=dev)
+    a = args[0]
+    if len(args) == 1 and not isinstance(a, builtins.int):
+        if isinstance(a, Tensor):
+            if a.dtype is not self.dtype:
+                raise TypeError(f"expected {self.dtype} (got {a.dtype})")
+            return a
+        if isinstance(a, Size):
+            return empty(a, dtype=self.dtype, device=dev)
+        if isinstance(a, (builtins.float, builtins.complex, str)):
+            raise TypeError(f"new(): data must be a sequence (got {type(a).__name__})")
+        return tensor(a, dtype=self.dtype, device=dev)
+    return empty(*args, dtype=self.dtype, device=dev)
+
+
+Tensor.__new__ = _legacy_new
+Tensor.new = _new

@@ -52,7 +52,7 @@ def _fmt(shape):
 
 
 def _scalar_name(arr):
-    from .._tensor_str import SCALAR_NAMES
+    from .._dtype import SCALAR_NAMES
     return SCALAR_NAMES[FROM_NP[arr.dtype].name]
 
 
@@ -534,7 +534,7 @@ def _assign_value(self, value, basic, adv, mask_key):
         return _scalar_for(value, d, True)                                   # float64 are refused, as in torch
     cls = type(value)
     name = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
-    from .._tensor_str import legacy_type_name
+    from .._dtype import legacy_type_name
     raise TypeError(f"can't assign a {name} to a {legacy_type_name(self)}")
 
 

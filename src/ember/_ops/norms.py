@@ -5,7 +5,7 @@ import numpy as np
 
 from .._autocast import AUTOCAST, cast_args, cast_one
 from .._tensor import Tensor, _wrap_dim
-from .._tensor_str import SCALAR_NAMES
+from .._dtype import SCALAR_NAMES
 from ._dispatch import SAVE_BOTH, Op, dispatch1, dispatch2
 from ._inplace import write_out
 from ._linalg_util import _bad_dtype, _check_float, _const, _mT, _pow, _type_name

@@ -23,7 +23,7 @@ from .. import return_types as _rt
 from .._autocast import AUTOCAST, cast_one
 from .._backend import XP, maybe_any
 from .._tensor import Tensor
-from .._tensor_str import SCALAR_NAMES
+from .._dtype import SCALAR_NAMES
 from ._dispatch import SAVE_BOTH, SAVE_INPUTS, SAVE_NONE, Op, dispatch1
 from ._inplace import write_out
 from ._reduce_util import (_F32, _LOW, _acc, _acc_dtype, _back, _cast, _check_nonempty, _conj, _const, _count,
@@ -351,8 +351,8 @@ _binary_fns = {}
 def _elementwise(name, input, other, out):
     fn = _binary_fns.get(name)
     if fn is None:
-        import ember
-        fn = _binary_fns[name] = getattr(ember, name)
+        from . import binary
+        fn = _binary_fns[name] = getattr(binary, name)
     return fn(input, other, out=out) if out is not None else fn(input, other)
 
 

@@ -119,12 +119,12 @@ def _zeros(shape, like):
 
 
 def _type_name(x):
-    from .._tensor_str import legacy_type_name
+    from .._dtype import legacy_type_name
     return legacy_type_name(x)
 
 
 def _scalar_name(np_dtype):
-    from .._tensor_str import SCALAR_NAMES
+    from .._dtype import SCALAR_NAMES
     return SCALAR_NAMES[FROM_NP[np_dtype].name]
 
 

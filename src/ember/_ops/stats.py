@@ -12,7 +12,7 @@ from .. import return_types as _rt
 from .._autocast import AUTOCAST, cast_one
 from .._backend import XP, deferred, maybe_any, sort_keys
 from .._tensor import Tensor
-from .._tensor_str import SCALAR_NAMES
+from .._dtype import SCALAR_NAMES
 from ._dispatch import SAVE_BOTH, SAVE_NONE, Op, dispatch1
 from ._inplace import write_out
 from ._reduce_util import (_INF, _acc, _back, _cast, _const, _count, _index_bwd, _is_float, _keep_np, _not_implemented,
@@ -352,8 +352,8 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
             raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
         if len(dims) != 2:
             raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
-        from .. import linalg
-        r = linalg.matrix_norm(input, p, dims, keepdim, dtype=dtype)
+        from .norms import matrix_norm
+        r = matrix_norm(input, p, dims, keepdim, dtype=dtype)
         return _out(r, out, "norm")
     return _out(vector_norm(input, p, dim, keepdim, dtype=dtype), out, "norm")
 

@@ -20,7 +20,7 @@ from .._autocast import AUTOCAST, LISTED, cast_one
 from .._backend import maybe_any, scipy_module, xp_of
 from .._dtype import FROM_NP, result_type_of
 from .._tensor import Tensor
-from .._tensor_str import SCALAR_NAMES
+from .._dtype import SCALAR_NAMES
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import bump_version
 from ._dispatch import SAVE_INPUTS, SAVE_NONE, SAVE_OUTPUT, Op, dispatch, dispatch1, wrap

@@ -13,8 +13,7 @@ __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "in
 def _as_tuple(x):
     if x is None:
         return None
-    from .._tensor import Tensor
-    if isinstance(x, Tensor):
+    if isinstance(x, graph._Tensor):
         return (x,)
     return tuple(x)
 
@@ -135,6 +134,14 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, all
                          allow_unused=allow_unused, materialize_grads=materialize_grads))
     from .._ops.join import stack
     return tuple(None if col[0] is None else stack(col) for col in zip(*rows))
+
+
+def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Same as `torch.Tensor.backward`."""
+    backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+_tensor_backward.__name__ = _tensor_backward.__qualname__ = "backward"  # Tensor.backward (bound in ember/__init__)
 
 
 def __getattr__(name):

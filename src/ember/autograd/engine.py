@@ -13,8 +13,7 @@ def _alias(g, create_graph):
     differentiable with respect to it); otherwise a detached alias, whose shared array is never stolen as .grad."""
     if create_graph and g._requires_grad:
         return g
-    from .._tensor import Tensor
-    return Tensor._make(g._data)
+    return graph._make(g._data)
 
 
 def _root_edge(t):
@@ -127,12 +126,11 @@ def _call_tensor_hooks(hooks, grads):
 
 def _check_hook_result(hook, g, r):
     """torch's errors for a tensor hook that returned something other than a same-typed, same-sized gradient."""
-    from .._tensor import Tensor
-    if not isinstance(r, Tensor):
+    if not isinstance(r, graph._Tensor):
         raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
     name = getattr(hook, "__name__", type(hook).__name__)
     if r._data.dtype != g._data.dtype:
-        from .._tensor_str import legacy_type_name
+        from .._dtype import legacy_type_name
         raise RuntimeError(f"hook '{name}' has changed the type of value (was {legacy_type_name(g)} got "
                            f"{legacy_type_name(r)})")
     if r._data.shape != g._data.shape:

@@ -6,6 +6,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .._dtype import legacy_type_name
 from .grad_mode import GRAD
 
 __all__ = ["Node", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "increment_version"]
@@ -70,7 +71,7 @@ _FREED_MSG = (
 
 
 def _type_string(t):
-    from .._tensor_str import legacy_type_name
+    from .._dtype import legacy_type_name
     return f"[{legacy_type_name(t)} [{', '.join(str(s) for s in t.shape)}]]"
 
 
@@ -119,8 +120,7 @@ class _Packed:
 
 
 def _unpacked(t):
-    from .._tensor import Tensor
-    if not isinstance(t, Tensor):
+    if not isinstance(t, _Tensor):
         raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
                         f"{type(t).__name__}")
     return t
@@ -165,8 +165,7 @@ class disable_saved_tensors_hooks:
 def increment_version(tensor):
     """Same as `torch.autograd.graph.increment_version`: bumps the version counter of a tensor (or of each
     tensor of an iterable), as an in-place op would."""
-    from .._tensor import Tensor
-    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+    for t in (tensor,) if isinstance(tensor, _Tensor) else tensor:
         bump_version(t, "increment_version")
 
 
@@ -669,3 +668,14 @@ def _record_small(op, inputs, attrs, out, extra):
 
 def _make(arr):  # replaced by Tensor._make when ember._tensor is imported
     raise RuntimeError("ember._tensor was not imported")
+
+
+class _Tensor:  # replaced by Tensor when ember._tensor is imported
+    pass
+
+
+def bind_tensor(cls):
+    """Called once by ember._tensor: this layer builds and recognizes Tensors without importing their class, which
+    sits above it."""
+    global _make, _Tensor
+    _make, _Tensor = cls._make, cls

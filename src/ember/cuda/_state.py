@@ -16,7 +16,7 @@ def _setup():
     global _cp
     from .._backend import cupy as load
     cp = load()  # raises "CUDA is not available: ..." where CuPy or a GPU is missing
-    from .memory import _install
+    from .._backend.cuda_alloc import _install
     _install(cp)
     _cp = cp
 

@@ -24,7 +24,8 @@ import gc
 
 from .._backend import deferred
 from . import _state
-from .memory import _make_malloc, empty_cache
+from .._backend.cuda_alloc import _make_malloc
+from .memory import empty_cache
 from .streams import Stream, stream
 
 __all__ = ["CUDAGraph", "graph", "graph_pool_handle", "is_current_stream_capturing", "make_graphed_callables"]

@@ -14,7 +14,7 @@ from .._ops import creation as _cr
 from .._ops._inplace import write_out as _write_out
 from .._ops.rearrange import roll as _roll
 from .._tensor import Tensor
-from .._tensor_str import SCALAR_NAMES
+from .._dtype import SCALAR_NAMES
 from ._core import BY_N, NONE, ORTHO, c2c, c2r, r2c, resize
 
 __all__ = ["fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "hfft2", "hfftn", "ifft", "ifft2", "ifftn",

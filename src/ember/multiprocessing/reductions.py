@@ -8,7 +8,7 @@ from multiprocessing.reduction import DupFd, ForkingPickler
 import numpy as np
 
 from .._tensor import Tensor
-from ._shared import SharedRegion, SharedStorage, holder_of, open_storage, share_memory_, too_many_files
+from .._backend.shared_memory import SharedRegion, SharedStorage, holder_of, open_storage, share_memory_, too_many_files
 
 __all__ = ["dumps_through", "fd_channel", "init_reductions", "loads_through", "rebuild_region", "rebuild_storage",
            "rebuild_tensor", "reduce_region", "reduce_storage", "reduce_tensor"]

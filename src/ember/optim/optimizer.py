@@ -76,7 +76,7 @@ def _with_hooks(step):
 
 def _typename(obj):
     if isinstance(obj, Tensor):
-        from .._tensor_str import legacy_type_name
+        from .._dtype import legacy_type_name
         return legacy_type_name(obj)
     t = type(obj)
     return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"

@@ -24,7 +24,7 @@ from .._ops import unary as _u
 from .._ops._dispatch import SAVE_INPUTS, SAVE_NONE, SAVE_OUTPUT, Op, dispatch1, wrap
 from .._ops._inplace import write_out
 from .._tensor import Tensor
-from .._tensor_str import SCALAR_NAMES
+from .._dtype import SCALAR_NAMES
 from ._polynomials import KERNELS
 
 __all__ = [

@@ -268,7 +268,7 @@ def test_workers_exit_when_parent_is_killed(tmp_path):
 
 
 def test_worker_batches_arrive_in_shared_memory():
-    from ember.multiprocessing import _shared
+    from ember._backend import shared_memory as _shared
     if not hasattr(_shared, "empty_shared"):
         pytest.skip("ember.multiprocessing has no shared-memory allocator")
     x, i = next(iter(_loader(D.Squares(8), batch_size=4, num_workers=1)))
@@ -289,7 +289,7 @@ def test_persistent_workers_reseeded_each_epoch():
 
 
 def test_worker_batch_tensors_share_one_memory_file():
-    from ember.multiprocessing import _shared
+    from ember._backend import shared_memory as _shared
     batches = list(_loader(D.Squares(16), batch_size=4, num_workers=1))
     assert [b[1].tolist() for b in batches] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11], [12, 13, 14, 15]]
     for x, i in batches:  # images and labels travel in one file

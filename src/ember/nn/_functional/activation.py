@@ -21,7 +21,7 @@ from ..._ops._inplace import make_inplace
 from ..._ops.random import _engine
 from ..._ops.unary import _sigmoid as _sigmoid_np
 from ..._ops.unary import _special
-from ..._tensor_str import SCALAR_NAMES
+from ..._dtype import SCALAR_NAMES
 from ...autograd.grad_mode import GRAD
 from ...autograd.graph import bump_version
 from ._args import not_tensor

@@ -13,7 +13,7 @@ from ..._dtype import FROM_NP
 from ..._ops._dispatch import Op, dispatch1
 from ..._ops._inplace import make_inplace
 from ..._ops.random import _engine
-from ..._tensor_str import SCALAR_NAMES
+from ..._dtype import SCALAR_NAMES
 from ._args import check_tensor
 
 __all__ = ["alpha_dropout", "dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout"]

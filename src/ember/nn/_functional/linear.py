@@ -16,7 +16,7 @@ from ..._backend import matmul, matmul_bf16
 from ..._backend.deferred import CAPTURING
 from ..._dtype import FROM_NP
 from ..._ops._dispatch import SAVE_INPUTS, Op, dispatch, dispatch2
-from ..._tensor_str import SCALAR_NAMES
+from ..._dtype import SCALAR_NAMES
 from ._args import not_tensor
 
 __all__ = ["bilinear", "linear"]

@@ -154,7 +154,7 @@ def _install_registry(module, name, value):
 
 def _typename(obj):
     if isinstance(obj, Tensor):
-        from ..._tensor_str import legacy_type_name
+        from ..._dtype import legacy_type_name
         return legacy_type_name(obj)
     cls = obj if isinstance(obj, type) else type(obj)
     module = getattr(cls, "__module__", "") or ""

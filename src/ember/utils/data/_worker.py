@@ -256,7 +256,7 @@ _arena = []  # this worker's BatchArena: the tensors collated for one batch shar
 def _batch_arena():
     if not _arena:
         try:
-            from ...multiprocessing._shared import BatchArena
+            from ..._backend.shared_memory import BatchArena
             _arena.append(BatchArena())
         except ImportError:
             _arena.append(None)

@@ -138,7 +138,7 @@ _ALLOC = []
 def _shared_allocator():
     if not _ALLOC:
         try:
-            from ...multiprocessing import _shared
+            from ..._backend import shared_memory as _shared
             _ALLOC.append(getattr(_shared, "empty_shared", None))
         except ImportError:
             _ALLOC.append(None)

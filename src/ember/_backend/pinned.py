@@ -1,13 +1,11 @@
 """Page-locked host memory for fast, asynchronous host-device copies.
 
-A pinned tensor is an ordinary CPU tensor whose NumPy array lies in memory from CuPy's pinned pool
-(cupy.cuda.alloc_pinned_memory); CuPy copies from and to such arrays asynchronously on the current stream.
+A pinned array is an ordinary NumPy array whose memory comes from CuPy's pinned pool (cupy.cuda.alloc_pinned_memory);
+CuPy copies from and to such arrays asynchronously on the current stream.
 """
 import sys
 
 import numpy as np
-
-from .._ops._dispatch import Op, dispatch1
 
 
 def empty_pinned(shape, dtype):
@@ -19,27 +17,20 @@ def empty_pinned(shape, dtype):
     return np.frombuffer(mem, dtype, size).reshape(shape)
 
 
-def _pinned_copy(x):
+def require_gpu():
+    """Pinning needs a GPU, as in torch: its error where CuPy or a GPU is missing."""
+    from . import cupy
+    try:
+        cupy()
+    except RuntimeError:
+        raise RuntimeError("Cannot access accelerator device when none is available.") from None
+
+
+def pinned_copy(x):
+    """A copy of NumPy array x in page-locked memory."""
     out = empty_pinned(x.shape, x.dtype)
     out[...] = x
     return out
-
-
-_PIN = Op("_pin_memory", _pinned_copy, lambda ctx, g: g)
-
-
-def pin_memory(tensor):
-    """Same as `torch.Tensor.pin_memory`: a copy in page-locked memory (the tensor itself if already pinned)."""
-    from . import is_available
-    if not is_available():
-        raise RuntimeError("Cannot access accelerator device when none is available.")
-    if tensor._data.__class__ is not np.ndarray:
-        raise RuntimeError(f"cannot pin a tensor on {tensor.device}: only dense CPU tensors can be pinned")
-    from . import _state
-    _state.cupy()
-    if is_pinned(tensor):
-        return tensor
-    return dispatch1(_PIN, tensor)
 
 
 def _owner(arr):
@@ -52,9 +43,8 @@ def _owner(arr):
         base = nxt
 
 
-def is_pinned(tensor):
-    """Same as `torch.Tensor.is_pinned`: whether the tensor's memory is page-locked (False without a GPU)."""
-    arr = tensor._data
+def is_pinned(arr):
+    """Whether a NumPy array's memory is page-locked (False without CuPy)."""
     cp = sys.modules.get("cupy")
     if arr.__class__ is not np.ndarray or cp is None or arr.base is None:
         return False

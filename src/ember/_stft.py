@@ -3,7 +3,7 @@ ember.fft), so gradients and double gradients come from those ops' own formulas.
 import importlib
 import warnings
 
-from .._tensor import Tensor
+from ._tensor import Tensor
 
 __all__ = ["istft", "stft"]
 
