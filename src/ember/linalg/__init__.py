@@ -11,6 +11,7 @@ import numpy as np
 from .._ops import _linalg_util as _lu
 from .._ops import decomp as _dc
 from .._ops import linalg as _la
+from .._ops import householder as _hh
 from .._ops import lu as _lu_ops
 from .._ops import norms as _nm
 from .._ops import solve as _sv
@@ -24,7 +25,7 @@ __all__ = ["LinAlgError", "norm", "vector_norm", "matrix_norm", "inv", "inv_ex",
            "solve_ex", "solve_triangular", "lstsq", "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "eig",
            "eigvals", "svd", "svdvals", "matrix_rank", "matrix_power", "matrix_exp", "multi_dot", "cross", "vecdot",
            "matmul", "diagonal", "tensorinv", "tensorsolve", "cond", "vander", "lu", "lu_factor", "lu_factor_ex",
-           "lu_solve"]
+           "lu_solve", "householder_product"]
 
 norm = _nm.linalg_norm
 inv = _sv.linalg_inv
@@ -45,6 +46,7 @@ svd = _dc.linalg_svd
 svdvals = _dc.linalg_svdvals
 matrix_rank = _dc.linalg_matrix_rank
 cross = _la.linalg_cross
+householder_product = _hh.householder_product
 lu = _lu_ops.linalg_lu
 lu_factor = _lu_ops.linalg_lu_factor
 lu_factor_ex = _lu_ops.linalg_lu_factor_ex
