@@ -1,5 +1,6 @@
 """nn modules: pooling."""
 from .._functional import pooling as F
+from .._functional.fractional_pool import fractional_max_pool2d, fractional_max_pool3d
 from .module import Module
 
 __all__ = [
@@ -12,6 +13,8 @@ __all__ = [
     "AvgPool1d",
     "AvgPool2d",
     "AvgPool3d",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
     "LPPool1d",
     "LPPool2d",
     "LPPool3d",
@@ -67,6 +70,47 @@ class MaxPool3d(_MaxPoolNd):
     def forward(self, input):
         return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class _FractionalMaxPoolNd(Module):
+    __constants__ = ("kernel_size", "return_indices", "output_size", "output_ratio")
+    _nd = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__()
+        n = self._nd
+        if n == 3 and ((isinstance(kernel_size, int) and kernel_size <= 0)
+                       or (isinstance(kernel_size, (tuple, list)) and not all(k > 0 for k in kernel_size))):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _ntuple(output_size, n) if output_size is not None else None
+        self.output_ratio = _ntuple(output_ratio, n) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"FractionalMaxPool{n}d requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < self.output_ratio[i] < 1 for i in range(n)):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Same as `torch.nn.FractionalMaxPool2d`."""
+    _nd = 2
+
+    def forward(self, input):
+        return fractional_max_pool2d(input, self.kernel_size, self.output_size, self.output_ratio,
+                                     self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Same as `torch.nn.FractionalMaxPool3d`."""
+    _nd = 3
+
+    def forward(self, input):
+        return fractional_max_pool3d(input, self.kernel_size, self.output_size, self.output_ratio,
+                                     self.return_indices, _random_samples=self._random_samples)
 
 
 class _MaxUnpoolNd(Module):
