@@ -266,7 +266,7 @@ def main(argv=None):
     if not _gpu_available():
         print("no GPU for ember (CuPy and an NVIDIA GPU are needed): the cuda benchmarks are skipped")
         return
-    run(args.pattern, 1, args.min_time, args.json)
+    run(args.pattern, 1, args.min_time, args.json, isolated=0)
 
 
 if __name__ == "__main__":

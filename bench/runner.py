@@ -122,7 +122,7 @@ def _time_isolated(pattern, threads, min_time, rounds):
             for name, libs in samples.items()}
 
 
-def run(pattern="", threads=1, min_time=0.2, json_path=None, isolated=0):
+def run(pattern="", threads=1, min_time=0.2, json_path=None, isolated=3):
     # each file registers its benchmarks; one with a report(pattern, threads) adds a table of its own after ours
     modules = _load_benchmarks()
     libs = _libraries(threads)
@@ -185,8 +185,9 @@ def main(argv=None):
     p.add_argument("--threads", type=int, default=1, help="threads for both libraries (default 1)")
     p.add_argument("--min-time", type=float, default=0.2, help="seconds spent timing each benchmark per library")
     p.add_argument("--json", help="also write the results, versions and machine to this JSON file")
-    p.add_argument("--isolated", type=int, default=0, metavar="ROUNDS",
-                   help="time each library in processes of its own, alternating for ROUNDS rounds (median)")
+    p.add_argument("--isolated", type=int, default=3, metavar="ROUNDS",
+                   help="time each library in processes of its own, alternating for ROUNDS rounds (the median; "
+                        "default 3); 0 times both in this process, batches interleaved")
     p.add_argument("--child", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
