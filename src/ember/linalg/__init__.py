@@ -12,6 +12,7 @@ from .._ops import _linalg_util as _lu
 from .._ops import decomp as _dc
 from .._ops import linalg as _la
 from .._ops import householder as _hh
+from .._ops import ldl as _ldl_ops
 from .._ops import lu as _lu_ops
 from .._ops import norms as _nm
 from .._ops import solve as _sv
@@ -25,7 +26,7 @@ __all__ = ["LinAlgError", "norm", "vector_norm", "matrix_norm", "inv", "inv_ex",
            "solve_ex", "solve_triangular", "lstsq", "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "eig",
            "eigvals", "svd", "svdvals", "matrix_rank", "matrix_power", "matrix_exp", "multi_dot", "cross", "vecdot",
            "matmul", "diagonal", "tensorinv", "tensorsolve", "cond", "vander", "lu", "lu_factor", "lu_factor_ex",
-           "lu_solve", "householder_product"]
+           "lu_solve", "householder_product", "ldl_factor", "ldl_factor_ex", "ldl_solve"]
 
 norm = _nm.linalg_norm
 inv = _sv.linalg_inv
@@ -51,6 +52,9 @@ lu = _lu_ops.linalg_lu
 lu_factor = _lu_ops.linalg_lu_factor
 lu_factor_ex = _lu_ops.linalg_lu_factor_ex
 lu_solve = _lu_ops.linalg_lu_solve
+ldl_factor = _ldl_ops.linalg_ldl_factor
+ldl_factor_ex = _ldl_ops.linalg_ldl_factor_ex
+ldl_solve = _ldl_ops.linalg_ldl_solve
 _SolveEx = _lu._structseq("linalg_solve_ex", ("result", "info"))
 
 
