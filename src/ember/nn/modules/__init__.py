@@ -1,7 +1,7 @@
 """The nn.Module classes, one module per family; __all__ collects them."""
 from . import (activation, attention, batchnorm, channelshuffle, container, conv, distance, dropout, flatten, fold,
-               instancenorm, linear, loss, normalization, padding, pixelshuffle, pooling, rnn, sparse,
-               transformer, upsampling)
+               instancenorm, linear, linear_cross_entropy, linear_cross_entropy_options, loss, normalization, padding,
+               pixelshuffle, pooling, rnn, sparse, transformer, upsampling)
 from .activation import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .batchnorm import *  # noqa: F401,F403
@@ -14,6 +14,8 @@ from .flatten import Flatten, Identity, Unflatten
 from .fold import *  # noqa: F401,F403
 from .instancenorm import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
+from .linear_cross_entropy import *  # noqa: F401,F403
+from .linear_cross_entropy_options import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .loss import NLLLoss2d
 from .module import Module
@@ -29,6 +31,7 @@ from .upsampling import *  # noqa: F401,F403
 __all__ = ["Flatten", "Identity", "Module", "ModuleDict", "ModuleList", "NLLLoss2d", "ParameterDict", "ParameterList",
            "Sequential", "Unflatten"]
 for _family in (activation, attention, batchnorm, channelshuffle, conv, distance, dropout, fold, instancenorm,
-                linear, loss, normalization, padding, pixelshuffle, pooling, rnn, sparse, transformer, upsampling):
+                linear, linear_cross_entropy, linear_cross_entropy_options, loss, normalization, padding, pixelshuffle,
+                pooling, rnn, sparse, transformer, upsampling):
     __all__ += _family.__all__
 del _family
