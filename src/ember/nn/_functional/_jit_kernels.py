@@ -2,7 +2,8 @@
 
 Imported only where `jit.enabled()`: importing it imports numba. Each kernel handles float32/float64 planes; the
 callers keep their NumPy path for everything else. Times: one core of an AMD EPYC (Zen 4), medians, against the
-NumPy path they replace; together they made the MNIST-style CNN training step of bench/ 1.68x -> 1.48x torch's time.
+NumPy path they replace; together they make the MNIST-style CNN training step of bench/ 12% faster (84-86 -> 73-76 ms
+on 2 threads, the two paths alternating in one process).
 """
 import numpy as np
 
