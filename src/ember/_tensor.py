@@ -491,8 +491,7 @@ class Tensor:
 
     def type(self, dtype=None, non_blocking=False):
         if dtype is None:
-            from ._dtype import legacy_type_name
-            return legacy_type_name(self)
+            return _dtype.legacy_type_name(self)
         if isinstance(dtype, str):
             dtype = _LEGACY_TYPES[dtype.rsplit(".", 1)[-1]]
         return self.to(dtype)
@@ -695,10 +694,9 @@ _SCALAR_TYPE_NAMES = {"uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"
 
 
 def _grad_dtype_error(grad_dt, dt):
-    from ._dtype import SCALAR_NAMES
     g, d = FROM_NP[grad_dt].name, FROM_NP[dt].name
     return (f"attempting to assign a gradient with dtype '{_CPP_TYPE_NAMES.get(g, g)}' to a tensor with grad_dtype "
-            f"'{SCALAR_NAMES.get(d) or _SCALAR_TYPE_NAMES.get(d, d)}'. The gradient must match the tensor's "
+            f"'{_dtype.SCALAR_NAMES.get(d) or _SCALAR_TYPE_NAMES.get(d, d)}'. The gradient must match the tensor's "
             f"grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a "
             f"specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a "
             f"tensor and its gradient may break downstream systems that assume they match.")
