@@ -9,7 +9,7 @@ from . import _dtype
 from ._backend import check_cuda_dtype, device_of, host, module_for, pinned, shared_memory, to_device
 from ._device import CPU
 from ._device import device as _device_cls
-from ._dtype import FROM_NP, get_default_dtype
+from ._dtype import FROM_NP
 from ._dtype import dtype as _dtype_cls
 from ._ops import _dispatch
 from ._ops._dispatch import Op, dispatch1

@@ -71,7 +71,6 @@ _FREED_MSG = (
 
 
 def _type_string(t):
-    from .._dtype import legacy_type_name
     return f"[{legacy_type_name(t)} [{', '.join(str(s) for s in t.shape)}]]"
 
 
