@@ -96,7 +96,7 @@ def test_return_types():
 @pytest.mark.parametrize("hermitian", [False, True])
 @pytest.mark.parametrize("ld_batch,b_batch", [((), ()), ((), (3,)), ((3,), ()), ((3,), (3,)), ((2, 1), (3,)),
                                               ((1,), (2,))])
-def test_solve(dtype, hermitian, ld_batch, b_batch):
+def test_solve(solve_path, dtype, hermitian, ld_batch, b_batch):
     rng = np.random.default_rng(4)
     a = _sym(rng, ld_batch + (5, 5), dtype, hermitian)
     b = rng.standard_normal(b_batch + (5, 3)).astype(dtype)
@@ -105,6 +105,34 @@ def test_solve(dtype, hermitian, ld_batch, b_batch):
     want = np.linalg.solve(a, b)
     assert x.shape == want.shape and x.dtype == LD.dtype
     np.testing.assert_allclose(x.numpy(), want, rtol=_TOL[dtype] * 100, atol=_TOL[dtype] * 100)
+
+
+@pytest.fixture(params=["lapack", "numpy"])
+def solve_path(request, monkeypatch):
+    """ldl_solve through SciPy's ?sytrs/?hetrs, and through the NumPy routine used where SciPy has none (< 1.15)."""
+    if request.param == "numpy":
+        from ember._ops import ldl
+        real = ldl._lapack
+
+        def without_trs(names, dtype, hermitian):
+            if names == ("trs",):
+                raise AttributeError("no ?sytrs in this SciPy")
+            return real(names, dtype, hermitian)
+        monkeypatch.setattr(ldl, "_lapack", without_trs)
+    return request.param
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+@pytest.mark.parametrize("hermitian", [False, True])
+def test_solve_with_two_by_two_pivots(solve_path, dtype, hermitian):
+    rng = np.random.default_rng(7)
+    a = _sym(rng, (2, 6, 6), dtype, hermitian)
+    a[0][np.diag_indices(6)] = 0  # a zero diagonal forces 2x2 pivots
+    b = rng.standard_normal((2, 6, 3)).astype(dtype)
+    LD, piv = LA.ldl_factor(ember.tensor(a), hermitian=hermitian)
+    assert (piv.numpy()[0] < 0).any()
+    x = LA.ldl_solve(LD, piv, ember.tensor(b), hermitian=hermitian)
+    np.testing.assert_allclose(x.numpy(), np.linalg.solve(a, b), rtol=_TOL[dtype] * 100, atol=_TOL[dtype] * 100)
 
 
 def test_solve_takes_any_integer_pivots():

@@ -68,13 +68,59 @@ def _sytrs(ld, b, piv, hermitian):
     n, k = b.shape[-2:]
     x = np.empty(batch + (n, k), b.dtype)
     if x.size:
-        trs, = _lapack(("trs",), ld.dtype, hermitian)
+        try:
+            trs, = _lapack(("trs",), ld.dtype, hermitian)
+        except AttributeError:  # SciPy before 1.15 wraps no ?sytrs/?hetrs
+            trs = _trs_numpy(hermitian and ld.dtype.kind == "c")
         lds = np.broadcast_to(ld, batch + (n, n))
         pivs = np.broadcast_to(piv.astype(np.int32, copy=False), batch + (n,))
         bs = np.broadcast_to(b, batch + (n, k))
         for i in np.ndindex(batch):
             x[i] = trs(lds[i], pivs[i], bs[i], lower=1)[0]
     return x if dev is None else dev.asarray(x)
+
+
+def _trs_numpy(hermitian):
+    """LAPACK's ?sytrs/?hetrs (uplo='L') in NumPy, with the same call signature: solve L D L^T X = B (L^H for
+    Hermitian) from the compact LD and pivots (NOTE [ LDL compact format ]), one row swap, rank-1 update or
+    2x2 block at a time, as the reference routine does."""
+    conj = np.conj if hermitian else (lambda v: v)
+
+    def trs(a, ipiv, b, lower=1):
+        x = np.array(b, dtype=np.result_type(a, b), copy=True)
+        n = a.shape[0]
+        k = 0
+        while k < n:  # L D Y = P^T B, forwards
+            if ipiv[k] > 0:
+                p = ipiv[k] - 1
+                x[[k, p]] = x[[p, k]]
+                x[k + 1:] -= np.outer(a[k + 1:, k], x[k])
+                x[k] /= a[k, k].real if hermitian else a[k, k]
+                k += 1
+            else:
+                p = -ipiv[k] - 1
+                x[[k + 1, p]] = x[[p, k + 1]]
+                x[k + 2:] -= np.outer(a[k + 2:, k], x[k]) + np.outer(a[k + 2:, k + 1], x[k + 1])
+                e = a[k + 1, k]
+                d0, d1 = a[k, k] / conj(e), a[k + 1, k + 1] / e
+                denom = d0 * d1 - 1
+                b0, b1 = x[k] / conj(e), x[k + 1] / e
+                x[k], x[k + 1] = (d1 * b0 - b1) / denom, (d0 * b1 - b0) / denom
+                k += 2
+        k = n - 1
+        while k >= 0:  # L^T P^T X = Y, backwards
+            x[k] -= conj(a[k + 1:, k]) @ x[k + 1:]
+            if ipiv[k] > 0:
+                p = ipiv[k] - 1
+                k_next = k - 1
+            else:
+                x[k - 1] -= conj(a[k + 1:, k - 1]) @ x[k + 1:]
+                p = -ipiv[k] - 1
+                k_next = k - 2
+            x[[k, p]] = x[[p, k]]
+            k = k_next
+        return x, 0
+    return trs
 
 
 def _no_derivative(name):
