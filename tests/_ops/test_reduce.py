@@ -387,6 +387,21 @@ def test_quantile_shapes():
     assert x.quantile(ember.tensor([])).shape == (0,)
 
 
+@pytest.mark.parametrize("fn", ["quantile", "nanquantile"])
+def test_quantile_gradient_with_respect_to_q(fn):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 5))
+    q = ember.tensor([0.1, 0.55, 0.9], dtype=ember.float64, requires_grad=True)
+    assert gradcheck(lambda b: getattr(ember, fn)(ember.tensor(x), b, dim=1), (q,))
+    x[1, 2] = np.nan  # nanquantile skips it; quantile's row is NaN and gives q no gradient (not a NaN one)
+    xt = ember.tensor(x)
+    # linear interpolation between the sorted neighbours: d/dq = (n_valid - 1) * (hi - lo); output (q, row)
+    (g,) = grad(getattr(ember, fn)(xt, q, dim=1)[0, 1], q)
+    row = np.sort(x[1][~np.isnan(x[1])]) if fn == "nanquantile" else None
+    want = 0.0 if row is None else (len(row) - 1) * (row[1] - row[0])
+    np.testing.assert_allclose(g.numpy(), [want, 0, 0], atol=1e-12)
+
+
 # ---------------- empty and zero-dim tensors ----------------
 def test_empty_reductions_values():
     e = ember.empty(0)

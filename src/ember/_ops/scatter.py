@@ -540,8 +540,11 @@ def _index_copy_bwd(ctx, g):
 def _index_fill_tensor_bwd(ctx, g):
     dim, idx = ctx.attrs
     need = ctx.needs_input_grad
-    return (_index_fill_t(g, dim, idx, 0) if need[0] else None,
-            _index_select_t(g, dim, idx).sum() if need[1] else None)
+    gv = None
+    if need[1]:  # each filled position once, however often the index names it
+        xp = np if idx.__class__ is np.ndarray else XP[idx.__class__]
+        gv = _index_select_t(g, dim, xp.unique(idx)).sum()
+    return (_index_fill_t(g, dim, idx, 0) if need[0] else None, gv)
 
 
 _INDEX_SELECT = Op("index_select", _index_select_fwd, _index_select_bwd, SAVE_NONE)

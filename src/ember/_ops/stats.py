@@ -18,6 +18,7 @@ from ._inplace import write_out
 from ._reduce_util import (_INF, _acc, _back, _cast, _const, _count, _index_bwd, _is_float, _keep_np, _not_implemented,
                            _one_dim, _out, _out2, _rdims, _scalar_name, _select, _squeeze_np, _take, _zero_dim_pair,
                            dims_of, expand_grad)
+from .binary import where
 from .reduce import _spread, _spread_bwd, mean
 
 __all__ = ["std", "var", "std_mean", "var_mean", "logsumexp", "norm", "median", "nanmedian", "mode", "quantile",
@@ -510,16 +511,17 @@ def _q_array(input, q):
 
 
 def _quantile_positions(xd, dim, qa, interpolation, ignore_nan):
-    """(low index, high index, weight) into the sorted dim, shaped (len(q), ..., 1, ...)."""
+    """(low index, high index, weight, d weight / d q) into the sorted dim, shaped (len(q), ..., 1, ...)."""
     n = xd.shape[dim]
     nn = np.isnan(xd).sum(axis=dim, keepdims=True)
     last = ((n - nn - 1) if ignore_nan else nn * 0 + (n - 1)).astype(xd.dtype)
     qb = qa.reshape((-1,) + (1,) * xd.ndim)
     pos = qb * last
+    fixed = last < 0 if ignore_nan else nn > 0
     if ignore_nan:
-        pos = np.where(last < 0, 0, pos)  # all NaN: the first (NaN) element
+        pos = np.where(fixed, 0, pos)  # all NaN: the first (NaN) element
     else:
-        pos = np.where(nn > 0, n - 1, pos)  # any NaN: the last sorted element, a NaN
+        pos = np.where(fixed, n - 1, pos)  # any NaN: the last sorted element, a NaN
     if interpolation == "nearest":
         pos = np.round(pos)
     lo, hi = np.floor(pos), np.ceil(pos)
@@ -528,7 +530,8 @@ def _quantile_positions(xd, dim, qa, interpolation, ignore_nan):
     elif interpolation == "higher":
         lo = hi
     w = 0.5 if interpolation == "midpoint" else pos - lo
-    return lo.astype(np.intp), hi.astype(np.intp), w
+    slope = np.where(fixed, 0, last) if interpolation == "linear" else None
+    return lo.astype(np.intp), hi.astype(np.intp), w, slope
 
 
 def _quantile(name, input, q, dim, keepdim, interpolation, out, ignore_nan):
@@ -550,7 +553,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, out, ignore_nan):
             x = input.reshape(1)
     xd = x._data
     order = np.argsort(sort_keys(xd), axis=dim, kind="stable")[None]
-    lo, hi, w = _quantile_positions(xd, dim, qa, interpolation, ignore_nan)
+    lo, hi, w, slope = _quantile_positions(xd, dim, qa, interpolation, ignore_nan)
     x1 = x.unsqueeze(0)
     vlo = _take(x1, np.take_along_axis(order, lo, dim + 1), dim + 1)
     if interpolation in ("lower", "higher", "nearest"):
@@ -558,6 +561,12 @@ def _quantile(name, input, q, dim, keepdim, interpolation, out, ignore_nan):
     else:
         vhi = _take(x1, np.take_along_axis(order, hi, dim + 1), dim + 1)
         r = vlo + (vhi - vlo) * (w if isinstance(w, float) else _const(w, x))
+        if slope is not None and isinstance(q, Tensor) and q.requires_grad:
+            # q's part, zero in value: d r / d q = (n - 1) (hi - lo), none where NaNs fix the position (there
+            # hi - lo is NaN, and masked rather than multiplied by 0)
+            qt = q.reshape((-1,) + (1,) * xd.ndim)
+            step = where(Tensor._make(slope == 0), r.new_zeros(()), (vhi - vlo) * _const(slope, x))
+            r = r + (qt - qt.detach()) * step
     return _out(r.reshape(list(qa.shape) + _quantile_tail(input._data.shape, out_dim, keepdim)), out, name)
 
 
