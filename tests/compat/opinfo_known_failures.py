@@ -19,7 +19,6 @@ KNOWN = {
     'hash_tensor': 'missing: ember has no hash_tensor',
     'linalg.eig': 'float32 sample 0: AssertionError: Not equal to tolerance rtol=1e-05, atol=1e-05',
     'linalg.eigh': 'float32 sample 4: AssertionError: Not equal to tolerance rtol=1e-05, atol=1e-05',
-    'linalg.lstsq': "float64 sample 0: AssertionError: ember's output does not require grad",
     'linalg.norm.subgradients_at_zero': 'float64 sample 43: AssertionError: Not equal to tolerance rtol=1e-06, atol=1e-06',
     'linalg.svd': 'float32 sample 40: AssertionError: Not equal to tolerance rtol=1e-05, atol=1e-05',
     'matrix_exp': 'float32 sample 1: AssertionError: Not equal to tolerance rtol=1e-05, atol=1e-05',

@@ -124,6 +124,8 @@ SPECS = [
            lambda rng: [_well(rng, 3)]),
     OpSpec("lstsq", lambda a, b: LA.lstsq(a, b).solution, _np_lstsq, _n((5, 3), (5, 2))),
     OpSpec("lstsq_vector", lambda a, b: LA.lstsq(a, b).solution, _np_lstsq, _n((5, 3), (5,))),
+    OpSpec("lstsq_residuals", lambda a, b: LA.lstsq(a, b, driver="gelsd").residuals,
+           lambda a, b: np.linalg.lstsq(a, b, rcond=None)[1], _n((5, 3), (5, 2))),
     OpSpec("vector_norm", LA.vector_norm, lambda x: _np_vnorm(x), _n((3, 4))),
     OpSpec("vector_norm_1_dim", lambda x: LA.vector_norm(x, 1, dim=1), lambda x: _np_vnorm(x, 1, 1), _n((3, 4))),
     OpSpec("vector_norm_inf_keepdim", lambda x: LA.vector_norm(x, math.inf, dim=0, keepdim=True),

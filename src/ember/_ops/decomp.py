@@ -562,6 +562,12 @@ def linalg_lstsq(A, B, rcond=None, *, driver=None):
     sol, res, rank, sv = dispatch2(LSTSQ, A, b, rcond, driver)
     for t in (res, rank, sv):
         t._requires_grad, t._grad_fn = False, None
+    if sol._requires_grad:  # the residuals are differentiable too, as torch's: recomputed from the solution
+        if res._data.size:
+            d = matmul(A, sol) - b
+            res = (d.conj() * d).real.sum(-2) if d.is_complex() else (d * d).sum(-2)
+        else:
+            res = sol.reshape(-1)[:0]
     if vec:
         sol = sol.squeeze(-1)
     return return_types.linalg_lstsq(sol, res, rank, sv)
