@@ -243,6 +243,18 @@ def test_native_batch_norm_training_and_evaluation():
     assert gradcheck(lambda t: ember.native_batch_norm(t, None, None, None, None, True, 0.1, 1e-5), (xg,))
 
 
+def test_native_batch_norm_legit_with_and_without_running_statistics():
+    x = _r(4, 3, 5)
+    rm, rv = ember.zeros(3, dtype=ember.float64), ember.ones(3, dtype=ember.float64)
+    with_stats = ember._native_batch_norm_legit(x, None, None, rm, rv, True, 0.1, 1e-5)
+    without = ember._native_batch_norm_legit(x, None, None, True, 0.1, 1e-5)
+    want = ember.native_batch_norm(x, None, None, None, None, True, 0.1, 1e-5)
+    for got in (with_stats, without):
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(rm.numpy(), 0.1 * x.numpy().mean((0, 2)), rtol=1e-12)
+
+
 def test_native_group_norm_statistics_per_group():
     x = _r(2, 4, 3)
     out, mean, rstd = ember.native_group_norm(x, None, None, 2, 4, 3, 2, 1e-5)

@@ -786,3 +786,23 @@ def test_setitem_float_into_integer_tensor_checks_range():
     for bad in (255.5, -0.5):
         with pytest.raises(RuntimeError, match="value cannot be converted to type uint8_t without overflow"):
             u[1] = bad
+
+
+def test_unsafe_masked_index_and_put_accumulate():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((5, 5))
+    mask = rng.random((6, 6)) > 0.4
+    i0, i1 = rng.integers(-7, 9, (6, 1)), rng.integers(0, 9, (1, 6))  # out of range where the mask may be False
+    c0, c1 = np.clip(i0, -5, 4), np.clip(i1, -5, 4)
+    idx = [ember.tensor(i0), ember.tensor(i1)]
+    got = ember._unsafe_masked_index(ember.tensor(x), ember.tensor(mask), idx, -4.0)
+    np.testing.assert_array_equal(got.numpy(), np.where(mask, x[c0, c1], -4.0))
+    v = rng.standard_normal((6, 6))
+    want = x.copy()
+    np.add.at(want, (np.broadcast_to(c0, (6, 6)), np.broadcast_to(c1, (6, 6))), np.where(mask, v, 0))
+    got = ember._unsafe_masked_index_put_accumulate(ember.tensor(x), ember.tensor(mask), idx, ember.tensor(v))
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+    xt, vt = ember.tensor(x, requires_grad=True), ember.tensor(v, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda a: ember._unsafe_masked_index(a, ember.tensor(mask), idx, 0.5), (xt,))
+    assert ember.autograd.gradcheck(
+        lambda a, b: ember._unsafe_masked_index_put_accumulate(a, ember.tensor(mask), idx, b), (xt, vt))

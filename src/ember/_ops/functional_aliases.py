@@ -8,6 +8,7 @@ from .._tensor import Tensor
 from ._inplace import make_inplace
 
 __all__ = [
+    "_native_batch_norm_legit",
     "adaptive_avg_pool1d",
     "adaptive_max_pool1d",
     "alpha_dropout",
@@ -198,6 +199,14 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         mean = invstd = input.new_empty(0)
     out = _f().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
     return out, mean, invstd
+
+
+def _native_batch_norm_legit(input, weight, bias, *args):
+    """Same as `torch._native_batch_norm_legit`: native_batch_norm with running statistics (running_mean,
+    running_var, training, momentum, eps) or without them (training, momentum, eps)."""
+    if len(args) == 3:
+        return native_batch_norm(input, weight, bias, None, None, *args)
+    return native_batch_norm(input, weight, bias, *args)
 
 
 def _rstd(x, dims, eps, keepdim):

@@ -26,7 +26,7 @@ from ._dispatch import SAVE_NONE, Op, dispatch1, dispatch2
 from ._inplace import check_leaf, inplace, view_needs_grad
 from .shape import view_op
 
-__all__ = ["index_put", "index_put_", "unravel_index"]
+__all__ = ["_unsafe_masked_index", "_unsafe_masked_index_put_accumulate", "index_put", "index_put_", "unravel_index"]
 
 _ALL = slice(None)
 _INT, _KEY_SLICE, _NONE, _ELLIPSIS, _BOOL, _MASK, _ARRAY = range(7)
@@ -668,6 +668,21 @@ def index_put(input, indices, values, accumulate=False):
     """Same as `torch.index_put`."""
     basic, adv, values = _index_put_args(input, indices, values)
     return dispatch2(_INDEX_PUT, input, values, basic, adv, bool(accumulate))
+
+
+def _in_range(input, indices):
+    """indices with each clamped into its dim (where the mask is False they may point anywhere)."""
+    return tuple(None if i is None else i.clamp(-input.shape[d], input.shape[d] - 1) for d, i in enumerate(indices))
+
+
+def _unsafe_masked_index(input, mask, indices, fill):
+    """Same as `torch._unsafe_masked_index`: input[indices] where mask is True, fill elsewhere."""
+    return input[_in_range(input, indices)].where(mask, fill)
+
+
+def _unsafe_masked_index_put_accumulate(input, mask, indices, values):
+    """Same as `torch._unsafe_masked_index_put_accumulate`: values added at input[indices] where mask is True."""
+    return index_put(input, _in_range(input, indices), values.masked_fill(~mask, 0), accumulate=True)
 
 
 def index_put_(self, indices, values, accumulate=False):
