@@ -32,6 +32,7 @@ from ._ops.solve import *  # noqa: F401,F403
 from ._ops.decomp import *  # noqa: F401,F403
 from ._ops.lu import *  # noqa: F401,F403
 from ._ops.householder import *  # noqa: F401,F403
+from ._ops.segment import *  # noqa: F401,F403
 from ._ops.norms import *  # noqa: F401,F403
 from ._ops.random import *  # noqa: F401,F403
 from ._ops.functional_aliases import *  # noqa: F401,F403
