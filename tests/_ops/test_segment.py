@@ -84,3 +84,16 @@ def test_chunk_cat(dim, num_chunks):
         parts.append(np.pad(t, pad).reshape(t.shape[:d] + (num_chunks, -1)))
     got = ember._chunk_cat([ember.tensor(a), ember.tensor(b)], dim, num_chunks)
     np.testing.assert_array_equal(got.numpy(), np.concatenate(parts, -1))
+
+
+@pytest.mark.parametrize("shapes,dim,num_chunks,message", [
+    ([(2, 3), (4,)], -1, 3, "non-negative dim when input tensors have different ndims"),
+    ([(2, 3), (4,)], 1, 3, "dim < ndim for all input tensors"),
+    ([(2, 3, 4), (4, 3)], 1, 3, "same sizes of 0,...,dim-1 dimensions"),
+    ([(2,), (3,)], 0, 0, "positive num_chunks"),
+    ([], 0, 1, "non-empty input tensor list"),
+    ([(0,), (3,)], 0, 1, "non-empty tensor"),
+])
+def test_chunk_cat_errors(shapes, dim, num_chunks, message):
+    with pytest.raises(RuntimeError, match=message):
+        ember._chunk_cat([ember.ones(s) for s in shapes], dim, num_chunks)

@@ -6,7 +6,6 @@ import math
 import numpy as np
 
 from .._backend import host
-from .._tensor import Tensor
 from .join import cat, stack
 
 __all__ = ["_chunk_cat", "_segment_reduce", "segment_reduce"]
@@ -91,12 +90,22 @@ def _chunk_cat(tensors, dim, num_chunks, *, out=None):
     tensors[0].shape[:dim] + (num_chunks, total)."""
     if not tensors:
         raise RuntimeError("_chunk_cat expects a non-empty input tensor list")
+    if num_chunks < 1:
+        raise RuntimeError("_chunk_cat expects positive num_chunks")
     first = tensors[0]
-    d = dim + first.dim() if dim < 0 else dim
+    if dim < 0:
+        if any(t.dim() != first.dim() for t in tensors):
+            raise RuntimeError("_chunk_cat expects non-negative dim when input tensors have different ndims")
+        dim += first.dim()
+    d = dim
     parts = []
     for t in tensors:
-        if not isinstance(t, Tensor) or t.dim() <= d or tuple(t.shape[:d]) != tuple(first.shape[:d]):
+        if t.dim() <= d:
+            raise RuntimeError("_chunk_cat expects dim < ndim for all input tensors")
+        if tuple(t.shape[:d]) != tuple(first.shape[:d]):
             raise RuntimeError("_chunk_cat expects same sizes of 0,...,dim-1 dimensions for all tensors")
+        if t.numel() == 0:
+            raise RuntimeError("_chunk_cat expects non-empty tensor")
         size = t.shape[d]
         chunk = -(-size // num_chunks)
         if chunk * num_chunks > size:  # zeros after the last chunk
