@@ -35,7 +35,7 @@ from ._ops.householder import *  # noqa: F401,F403
 from ._ops.segment import *  # noqa: F401,F403
 from ._ops.norms import *  # noqa: F401,F403
 from ._ops.random import *  # noqa: F401,F403
-from ._ops.functional_aliases import *  # noqa: F401,F403
+from ._functional_aliases import *  # noqa: F401,F403
 from ._ops.windows import *  # noqa: F401,F403
 from ._stft import *  # noqa: F401,F403
 from ._ops.view_variants import *  # noqa: F401,F403

@@ -4,8 +4,8 @@ nn.functional loads lazily on first call so `import ember` stays fast; the wrapp
 signatures, which differ from nn.functional's for several ops (positional flags, integer reductions)."""
 import importlib
 
-from .._tensor import Tensor
-from ._inplace import make_inplace
+from ._tensor import Tensor
+from ._ops._inplace import make_inplace
 
 __all__ = [
     "_native_batch_norm_legit",
