@@ -65,11 +65,10 @@ def _reflector(A, i):
     return where(rows == i, one, where(rows > i, col, zero))
 
 
-def _check_batch(name, A, tau, what="tau", other=None):
-    t = tau if other is None else other
-    lead = A.shape[:-2]
-    got = t.shape[:-1] if other is None else t.shape[:-2]
-    if tuple(got) != tuple(lead):
+def _check_batch(name, A, t, what, core):
+    """torch's error where t's batch dims (all but its last `core`) are not A's."""
+    got = t.shape[:-core]
+    if tuple(got) != tuple(A.shape[:-2]):
         raise RuntimeError(f"torch.{name}: Expected batch dimensions of {what} to be equal to input.shape[:-2], but "
                            f"got {list(got)}")
 
@@ -86,7 +85,7 @@ def householder_product(A, tau, *, out=None):
     if tau.dim() != A.dim() - 1:
         raise RuntimeError(f"torch.{name}: Expected tau to have one dimension less than input, but got tau.ndim "
                            f"equal to {tau.dim()} and input.ndim is equal to {A.dim()}")
-    _check_batch(name, A, tau)
+    _check_batch(name, A, tau, "tau", 1)
     if tau.dtype is not A.dtype:
         raise RuntimeError(f"torch.{name}: tau dtype {SCALAR_NAMES[tau.dtype.name]} does not match input dtype "
                            f"{SCALAR_NAMES[A.dtype.name]}")
@@ -121,8 +120,8 @@ def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
     if tau.shape[-1] != min(other.shape[side], input.shape[-1]):
         raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be equal to min(other.shape[{side}], "
                            f"input.shape[-1])")
-    _check_batch("ormqr", input, tau)
-    _check_batch("ormqr", input, tau, "other", other)
+    _check_batch("ormqr", input, tau, "tau", 1)
+    _check_batch("ormqr", input, other, "other", 2)
     for what, t in (("tau", tau), ("other", other)):
         if t.dtype is not input.dtype:
             raise RuntimeError(f"torch.ormqr: Expected input and {what} to have the same dtype, but input has dtype"
