@@ -87,15 +87,21 @@ class _Device:
         return False
 
 
+class _Unowned:
+    """Stands for cupy.cuda.memory.UnownedMemory (a class: the allocator subclasses it)."""
+
+    def __init__(self, ptr, size, owner, device_id):
+        self.ptr, self.size, self.owner, self.device_id = ptr, size, owner, device_id
+
+
 def _fake_cupy(pool, free=10 * GiB, total=80 * GiB):
-    unowned = types.SimpleNamespace
     return types.SimpleNamespace(
         get_default_memory_pool=lambda: pool,
         cuda=types.SimpleNamespace(
             Device=_Device,
             memory=types.SimpleNamespace(
                 OutOfMemoryError=_OOM,
-                UnownedMemory=lambda ptr, size, owner, dev: unowned(ptr=ptr, size=size, owner=owner, device_id=dev),
+                UnownedMemory=_Unowned,
                 MemoryPointer=lambda m, off: types.SimpleNamespace(mem=m, ptr=m.ptr + off, device_id=m.device_id)),
             runtime=types.SimpleNamespace(getDevice=lambda: 0, getDeviceCount=lambda: 1,
                                           memGetInfo=lambda: (free, total))))

@@ -25,7 +25,8 @@ _codes = {}  # (exception class, message template) -> code (> 0)
 _messages = [None]  # code -> (exception class, message template)
 
 
-def _code(exc, template):
+def code(exc, template):
+    """The number that stands for exc(template) in a record."""
     key = (exc, template)
     c = _codes.get(key)
     if c is None:
@@ -37,9 +38,12 @@ def _code(exc, template):
 def defer(xp, failed, value, exc, template):
     """Raises exc(template.format(value)) at the next synchronization when the 0-dim device boolean `failed` is
     True; `value` is a 0-dim device integer (or None)."""
-    code = _code(exc, template)
-    flag = failed.astype(np.int64) * code
-    rec = xp.stack((flag, flag if value is None else value.astype(np.int64, copy=False)))
+    flag = failed.astype(np.int64) * code(exc, template)
+    submit(xp, xp.stack((flag, flag if value is None else value.astype(np.int64, copy=False))))
+
+
+def submit(xp, rec):
+    """Queues a record computed on the device: int64 [code(exc, template) if the check failed else 0, value]."""
     if CAPTURING[0] is not None:  # computed by each replay of the graph, which queues it then
         CAPTURING[0].append(rec)
         return

@@ -12,9 +12,10 @@ import ml_dtypes
 import numpy as np
 
 from .._autocast import AUTOCAST, cast_args
-from ._dispatch import SAVE_OUTPUT, Op, dispatch1
+from .._backend import XP, row_kernels
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD
+from ._dispatch import SAVE_OUTPUT, Op, dispatch1
 
 __all__ = ["gumbel_softmax", "log_softmax", "softmax", "softmin"]
 
@@ -36,7 +37,25 @@ def _sum_keep(e, dim):
     return e.sum(dim, keepdims=True)
 
 
+def _rows(x, dim):
+    """x as C-contiguous (rows, n) for the GPU's row kernels (NOTE [ Row kernels ]), or None."""
+    if row_kernels.available(x) and dim == x.ndim - 1 and x.size and x.flags.c_contiguous:
+        return x.reshape(-1, x.shape[-1])
+    return None
+
+
+def _grad_rows(g, y, dim):
+    """(g, y) as rows for the row kernels' backward, or None."""
+    y2 = _rows(y, dim)
+    if y2 is None or g.dtype != y.dtype:
+        return None
+    return XP[g.__class__].ascontiguousarray(g).reshape(y2.shape), y2
+
+
 def _softmax_fwd(x, dim):
+    x2 = _rows(x, dim)
+    if x2 is not None:
+        return row_kernels.softmax_forward(x2, XP[x.__class__].empty_like(x2)).reshape(x.shape)
     low = x.dtype if x.dtype.type in _LOW else None
     if low is not None:
         x = x.astype(np.float32)
@@ -57,6 +76,9 @@ def _softmax_bwd(ctx, g):
     yd, gd = y._data, g._data
     if yd.ndim == 0:
         return (Tensor._make(np.zeros_like(yd)),)
+    rows = _grad_rows(gd, yd, dim)
+    if rows is not None:
+        return (Tensor._make(row_kernels.softmax_backward(*rows).reshape(yd.shape)),)
     t = np.multiply(gd, yd)
     s = _sum_keep(t, dim)
     t -= yd * s
@@ -64,7 +86,11 @@ def _softmax_bwd(ctx, g):
 
 
 def _log_softmax_fwd(x, dim):
-    """The log-probabilities, and (exp(x - max), its sum) kept for the backward: softmax without a second exp."""
+    """The log-probabilities, and (exp(x - max), its sum) kept for the backward: softmax without a second exp
+    (on the GPU's row kernels, () instead: their backward takes exp(y))."""
+    x2 = _rows(x, dim)
+    if x2 is not None:
+        return row_kernels.softmax_forward(x2, XP[x.__class__].empty_like(x2), log=True).reshape(x.shape), ()
     low = x.dtype if x.dtype.type in _LOW else None
     if low is not None:
         x = x.astype(np.float32)
@@ -86,6 +112,11 @@ def _log_softmax_bwd(ctx, g):
     gd = g._data
     if ctx.extra is None:
         return (Tensor._make(np.zeros_like(y._data)),)
+    if not ctx.extra:  # the row kernels' forward
+        rows = _grad_rows(gd, y._data, dim)
+        if rows is not None:
+            return (Tensor._make(row_kernels.softmax_backward(*rows, log=True).reshape(gd.shape)),)
+        return (g - y.exp() * g.sum(dim, keepdim=True),)
     e, se = ctx.extra
     t = np.multiply(e, _sum_keep(gd, dim) / se)
     return (Tensor._make(np.subtract(gd, t, out=t)),)

@@ -17,7 +17,7 @@ import numpy as np
 import ember
 
 from ..._autocast import AUTOCAST, cast_args
-from ..._backend import XP
+from ..._backend import XP, row_kernels
 from ..._ops._dispatch import SAVE_BOTH, Op, dispatch, wrap
 from ...autograd.grad_mode import GRAD
 from ...backends.cuda import _SDP
@@ -57,6 +57,10 @@ def _tile_bias(s, mask, causal, i0, i1, j0, j1):
 
 def _softmax_rows(s):
     """Row softmax of s in place and the row log-sum-exp; fully masked rows give zeros and lse = -inf."""
+    if row_kernels.available(s) and s.flags.c_contiguous and s.size:  # NOTE [ Row kernels ]
+        lse = XP[s.__class__].empty(s.shape[:-1] + (1,), s.dtype)
+        row_kernels.softmax_forward(s.reshape(-1, s.shape[-1]), s.reshape(-1, s.shape[-1]), lse=lse)
+        return s, lse
     m = s.max(-1, keepdims=True)
     m[~np.isfinite(m)] = 0.0
     s -= m

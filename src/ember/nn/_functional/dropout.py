@@ -9,11 +9,11 @@ import warnings
 import numpy as np
 
 from ..._backend import XP
-from ..._dtype import FROM_NP
+from ..._backend.kernels import Kernels
+from ..._dtype import FROM_NP, SCALAR_NAMES
 from ..._ops._dispatch import Op, dispatch1
 from ..._ops._inplace import make_inplace
 from ..._ops.random import _engine
-from ..._dtype import SCALAR_NAMES
 from ._args import check_tensor
 
 __all__ = ["alpha_dropout", "dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout"]
@@ -48,16 +48,38 @@ def _keep_mask(input, shape, p):
     return (u >= p).astype(dt)
 
 
+# On a GPU the scaled mask is one kernel over the uniform draws, in place, instead of a compare, a cast and a product
+_SCALED_KEEP = Kernels(lambda xp, name, wide: xp.ElementwiseKernel(
+    "float64 p, float64 scale", "T u", f"u = (({wide})u >= ({wide})p) ? (T)scale : (T)0", f"ember_keep_{wide}"))
+
+
+_DRAWN = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _scaled_keep(input, shape, p):
+    """_keep_mask(...) * 1 / (1 - p) in input's dtype."""
+    d = input._data
+    if d.dtype in _DRAWN and _SCALED_KEEP.available(d):  # the draws come in input's dtype
+        u = _engine(None, input.device).uniform(shape, d.dtype)
+        if _SCALED_KEEP("keep", u, (p, 1.0 / (1.0 - p), u)):
+            return u
+        keep = (u >= p).astype(d.dtype)  # the kernel could not be built: the chain, on the same draws
+        keep *= 1.0 / (1.0 - p)
+        return keep
+    keep = _keep_mask(input, shape, p)
+    keep *= 1.0 / (1.0 - p)
+    return keep.astype(d.dtype, copy=False)
+
+
 def _apply(input, p, shape, alpha):
     """x * mask / (1 - p) (alpha: torch's affine alpha-dropout transform), computed out of place."""
     d = input._data
     if p == 1.0:
         m = (np if d.__class__ is np.ndarray else XP[d.__class__]).zeros((), d.dtype)
         return dispatch1(_MASK, input, m) if not alpha else dispatch1(_AFFINE, input, m, d.dtype.type(0))
-    keep = _keep_mask(input, shape, p)
     if not alpha:
-        keep *= 1.0 / (1.0 - p)
-        return dispatch1(_MASK, input, keep.astype(d.dtype, copy=False))
+        return dispatch1(_MASK, input, _scaled_keep(input, shape, p))
+    keep = _keep_mask(input, shape, p)
     a = 1.0 / np.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
     shift = ((keep - 1) * (_ALPHA * a) + _ALPHA * a * p).astype(d.dtype, copy=False)
     keep *= a

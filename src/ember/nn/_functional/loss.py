@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from ..._autocast import AUTOCAST, cast_args
-from ..._backend import XP, deferred, matmul
+from ..._backend import XP, deferred, matmul, row_kernels
 from ..._ops import reduce as _rd
 from ..._ops._dispatch import SAVE_INPUTS, SAVE_NONE, Op, dispatch, dispatch1
 from ..._ops.binary import where as _where
@@ -360,16 +360,19 @@ def _class_setup(input, target, weight, ignore_index, reduction, smoothing):
         bad = m & ((tt < 0) | (tt >= c))
         if bad.any():
             raise IndexError(f"Target {int(tt[bad][0])} is out of bounds.")
+    elif n and not smoothing and row_kernels.available(x):  # NOTE [ Row kernels ]: one launch for all of it
+        w = None if weight is None else _ascontiguous(_class_weight(weight, c).astype(dt, copy=False))
+        xp = _xp(tt)
+        tt, s, rec = row_kernels.class_targets(_ascontiguous(tt), w, c, ignore_index, reduction == "mean", 1.0,
+                                               deferred.code(IndexError, "Target {} is out of bounds."), dt)
+        deferred.submit(xp, rec)
+        return x, tt, s, None, None, nd == 1
     else:  # reported at the next synchronization; clipped meanwhile (see NOTE [ Deferred device checks ])
         m = tt != ignore_index
         tt = deferred.check_range(_xp(tt), tt, 0, c, IndexError, "Target {} is out of bounds.", valid=m)
     tt = np.where(m, tt, 0)
     if weight is not None:
-        w = weight._data
-        if w.ndim != 1 or w.shape[0] != c:
-            raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no classes but got "
-                               f"weight tensor of shape: [{', '.join(str(d) for d in w.shape)}]")
-        w = w.astype(dt, copy=False)
+        w = _class_weight(weight, c).astype(dt, copy=False)
         wt = w[tt] * m
     else:
         w = None
@@ -388,6 +391,18 @@ def _class_setup(input, target, weight, ignore_index, reduction, smoothing):
         r = m * (smoothing * scale / c)
         v = _xp(x).ones(c, dt) if w is None else w
     return x, tt, s.astype(dt, copy=False), None if r is None else r.astype(dt), v, nd == 1
+
+
+def _class_weight(weight, c):
+    w = weight._data
+    if w.ndim != 1 or w.shape[0] != c:
+        raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no classes but got "
+                           f"weight tensor of shape: [{', '.join(str(d) for d in w.shape)}]")
+    return w
+
+
+def _ascontiguous(a):
+    return a if a.flags.c_contiguous else _xp(a).ascontiguousarray(a)
 
 
 _ONES = {}
@@ -411,6 +426,10 @@ def _finish(loss, reduction, shape):
 
 
 def _ce_fwd(x, xm, tt, s, r, v, reduction, shape):
+    if s.__class__ is xm.__class__ and r is None and row_kernels.available(xm) and xm.flags.c_contiguous \
+            and s.dtype == xm.dtype and tt.dtype == np.int64 and tt.flags.c_contiguous and s.flags.c_contiguous:
+        loss, lse = row_kernels.class_loss(xm, tt, s)  # NOTE [ Row kernels ]
+        return _finish(loss, reduction, shape).astype(x.dtype, copy=False), lse
     mx = xm.max(1, keepdims=True)
     e = np.subtract(xm, mx)
     np.exp(e, out=e)  # one buffer: the shifted logits are not needed again
@@ -454,8 +473,11 @@ def _ce_bwd(ctx, g):
     c = shape[1] if len(shape) > 1 else shape[0]
     if GRAD[0]:
         return (_ce_graph_bwd(ctx.inputs[0], g, tt, s, r, v, reduction, shape, c),)
-    e, se = ctx.extra
     gd = g._data.reshape(-1) if reduction == "none" else g._data
+    if ctx.extra.__class__ is not tuple:  # the row kernels' forward kept each row's log-sum-exp
+        return (Tensor._make(_to_input_layout(row_kernels.class_loss_backward(ctx.attrs[0], tt, s, ctx.extra, gd),
+                                              shape)),)
+    e, se = ctx.extra
     gs = s * gd
     tot = gs if r is None else gs + (r * gd) * v.sum()
     grad = e * (tot / se)[:, None]

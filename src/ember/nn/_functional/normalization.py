@@ -24,7 +24,7 @@ import numpy as np
 import ember
 
 from ..._autocast import AUTOCAST, cast_args
-from ..._backend import _BF16, XP, matmul
+from ..._backend import _BF16, XP, matmul, row_kernels
 from ..._ops._dispatch import Op, dispatch, wrap
 from ...autograd.grad_mode import GRAD
 from ...autograd.graph import bump_version
@@ -171,6 +171,9 @@ def _trailing_bwd(ctx, xa, ga, xhat, mu, invstd, has_w, has_b, need):
         xhat = _xhat(xa, mu, invstd, None)
     h = xhat.reshape(m, n)
     g2 = ga.reshape(m, n)
+    if row_kernels.available(xa) and h.flags.c_contiguous and (not has_w or ctx.inputs[1]._data.dtype == dt):
+        return _trailing_bwd_rows(ctx, xa, _xp(xa).ascontiguousarray(g2), h, invstd, mu is not None, has_w,
+                                  has_b, need)  # NOTE [ Row kernels ]
     grads = [None]
     if need[0]:
         r = invstd.reshape(m)
@@ -199,6 +202,22 @@ def _trailing_bwd(ctx, xa, ga, xhat, mu, invstd, has_w, has_b, need):
         grads.append(wrap(_shaped(gw, ctx.shapes[1])) if need[1] else None)
     if has_b:
         grads.append(wrap(_shaped(matmul(_ones(m, dt, g2), g2), ctx.shapes[-1])) if need[-1] else None)
+    return tuple(grads)
+
+
+def _trailing_bwd_rows(ctx, xa, g2, h, invstd, center, has_w, has_b, need):
+    """_trailing_bwd on the GPU: the input gradient in one kernel, the weight's and bias's in two."""
+    grads = [None]
+    if need[0]:
+        w = _xp(xa).ascontiguousarray(ctx.inputs[1]._data).reshape(-1) if has_w else None
+        grads[0] = wrap(row_kernels.norm_backward(g2, h, w, invstd.reshape(-1), center).reshape(xa.shape))
+    need_w, need_b = has_w and need[1], has_b and need[-1]
+    if need_w or need_b:
+        gw, gb = row_kernels.weight_bias_grads(g2, h, need_w, need_b)
+    if has_w:
+        grads.append(wrap(_shaped(gw, ctx.shapes[1])) if need_w else None)
+    if has_b:
+        grads.append(wrap(_shaped(gb, ctx.shapes[-1])) if need_b else None)
     return tuple(grads)
 
 
@@ -318,6 +337,9 @@ def _trailing_stats(xa, k, eps, center=True):
         m *= s
     n = xa.size // m
     x2 = xa.reshape(m, n)
+    if row_kernels.available(xa) and x2.flags.c_contiguous:  # NOTE [ Row kernels ]
+        mu, invstd, xhat = row_kernels.norm_forward(x2, eps, center)
+        return (None if mu is None else mu.reshape(stat_shape)), invstd.reshape(stat_shape), xhat.reshape(xa.shape)
     xhat = _xp(xa).empty(xa.shape, xa.dtype)
     h = xhat.reshape(m, n)
     mu = None
