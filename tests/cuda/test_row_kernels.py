@@ -173,20 +173,28 @@ def test_cross_entropy_with_label_smoothing_takes_the_chain(launched):
 
 
 @pytest.mark.parametrize("dtype", [ember.float32, ember.float64], ids=IDS)
-def test_dropout_mask_kernel_draws_what_the_chain_draws(dtype, gpu, monkeypatch):
-    """One kernel turns the uniform draws into the scaled mask; with the same seed the chain gives the same."""
+def test_dropout_keeps_a_boolean_mask_and_draws_what_the_chain_draws(dtype, gpu, monkeypatch):
+    """NOTE [ Dropout on the GPU ]: one kernel each way, a boolean mask, the CPU path's draws."""
     from ember.nn._functional import dropout as _dropout
     if getattr(gpu, "IS_FAKE", False):
-        pytest.skip("the mask kernel needs a GPU")
+        pytest.skip("the dropout kernel needs a GPU")
     x = ember.randn(64, 33, dtype=dtype, device="cuda", requires_grad=True)
     ember.manual_seed(7)
     y = F.dropout(x, 0.3)
+    keep, scale = y.grad_fn.attrs
     y.backward(ember.ones_like(y))
-    assert ("keep", "double" if dtype == ember.float64 else "float") in {k[1:] for k in _dropout._SCALED_KEEP.built}
-    monkeypatch.setattr(_dropout._SCALED_KEEP, "broken", True)
+    wide = "double" if dtype == ember.float64 else "float"
+    assert any(k[1:] == ("apply", wide) for k in _dropout._MASKED.built)
+    assert keep.dtype == np.bool_ and scale == pytest.approx(1 / 0.7)
+    monkeypatch.setattr(_dropout._MASKED, "broken", True)
     ember.manual_seed(7)
     want = F.dropout(x.detach(), 0.3)
     np.testing.assert_array_equal(y.detach().cpu().numpy(), want.cpu().numpy())
     kept = want.cpu().numpy() != 0
     np.testing.assert_allclose(x.grad.cpu().numpy(), kept / 0.7, rtol=1e-6)
     assert 0.6 < kept.mean() < 0.8
+    z = ember.randn(64, 33, dtype=dtype, device="cuda", requires_grad=True)
+    g = ember.randn(64, 33, dtype=dtype, device="cuda", requires_grad=True)
+    gz, = ember.autograd.grad(F.dropout(z, 0.3), z, g, create_graph=True)
+    gz.sum().backward()  # double backward: the same op again
+    np.testing.assert_allclose(g.grad.cpu().numpy(), (gz.detach().cpu().numpy() != 0) / 0.7, rtol=1e-6)

@@ -73,32 +73,35 @@ __global__ void norm_fwd(const T* x, T* xhat, T* mean, T* rstd, long long n, dou
     }
 }
 
-// gx = r * (gs - xhat * mean(gs * xhat) - mean(gs)), gs = g * w (the mean(gs) term for layer norm only)
+// gx = r * (gs - xhat * mean(gs * xhat) - mean(gs)), gs = g * w (the mean(gs) term for layer norm only), with
+// xhat = (x - mean) * r recomputed from the input as the forward computed it
 template <typename T>
-__global__ void norm_bwd(const T* g, const T* xhat, const T* w, const T* rstd, T* gx, long long n, int has_w,
-                         int center) {
+__global__ void norm_bwd(const T* g, const T* x, const T* mean, const T* rstd, const T* w, T* gx, long long n,
+                         int has_w, int center) {
     __shared__ T sh[33];
     const long long base = blockIdx.x * n;
     const T* gr = g + base;
-    const T* hr = xhat + base;
+    const T* xr = x + base;
+    const T r = rstd[blockIdx.x], mu = center ? mean[blockIdx.x] : T(0);
     T a = 0, c = 0;
     for (long long j = threadIdx.x; j < n; j += blockDim.x) {
         T gs = has_w ? gr[j] * w[j] : gr[j];
-        a += gs * hr[j];
+        a += gs * ((xr[j] - mu) * r);
         c += gs;
     }
-    const T r = rstd[blockIdx.x];
     a = block_reduce<T, false>(a, sh) * r * (T(1) / T(n));
     c = center ? block_reduce<T, false>(c, sh) * r * (T(1) / T(n)) : T(0);
     for (long long j = threadIdx.x; j < n; j += blockDim.x) {
         T gs = has_w ? gr[j] * w[j] : gr[j];
-        gx[base + j] = gs * r - hr[j] * a - c;
+        gx[base + j] = gs * r - ((xr[j] - mu) * r) * a - c;
     }
 }
 
-// partial column sums of g * xhat and g over blocks of rows: part is (2, gridDim.y, n); block (32, 8)
+// partial column sums of g * xhat and g over blocks of rows (xhat recomputed as above): part is
+// (2, gridDim.y, n); block (32, 8)
 template <typename T>
-__global__ void col_partials(const T* g, const T* xhat, T* part, long long m, long long n, long long rows) {
+__global__ void col_partials(const T* g, const T* x, const T* mean, const T* rstd, T* part, long long m, long long n,
+                             long long rows, int center) {
     __shared__ T sw[8][33], sb[8][33];
     const long long col = blockIdx.x * 32LL + threadIdx.x;
     const long long r0 = blockIdx.y * rows, r1 = min(m, r0 + rows);
@@ -106,7 +109,7 @@ __global__ void col_partials(const T* g, const T* xhat, T* part, long long m, lo
     if (col < n) {
         for (long long i = r0 + threadIdx.y; i < r1; i += 8) {
             T gv = g[i * n + col];
-            aw += gv * xhat[i * n + col];
+            aw += gv * ((x[i * n + col] - (center ? mean[i] : T(0))) * rstd[i]);
             ab += gv;
         }
     }
@@ -301,18 +304,20 @@ def norm_forward(x2, eps, center):
     return (mean if center else None), rstd, xhat
 
 
-def norm_backward(g2, xhat2, w, rstd, center):
-    """The input gradient of layer norm (center) or RMS norm as rows, w the weight (n,) or None."""
+def norm_backward(g2, x2, mean, rstd, w):
+    """The input gradient of layer norm (mean given) or RMS norm (mean None) as rows, from the input rows x2 and
+    the forward's statistics (m,); w the weight (n,) or None."""
     xp = XP[g2.__class__]
     m, n = _rows(g2)
     gx = xp.empty_like(g2)
     _launch("norm_bwd", g2, (m,), (_threads(n // 4),),
-            (g2, xhat2, g2 if w is None else w, rstd, gx, np.int64(n), np.int32(w is not None), np.int32(center)))
+            (g2, x2, rstd if mean is None else mean, rstd, g2 if w is None else w, gx, np.int64(n),
+             np.int32(w is not None), np.int32(mean is not None)))
     return gx
 
 
-def weight_bias_grads(g2, xhat2, need_w, need_b):
-    """Column sums of g2 * xhat2 and of g2 (the weight's and the bias's gradients), each None unless needed."""
+def weight_bias_grads(g2, x2, mean, rstd, need_w, need_b):
+    """Column sums of g2 * xhat and of g2 (the weight's and the bias's gradients), each None unless needed."""
     xp = XP[g2.__class__]
     m, n = _rows(g2)
     tiles = -(-n // 32)
@@ -320,7 +325,9 @@ def weight_bias_grads(g2, xhat2, need_w, need_b):
     rows = -(-m // parts)
     parts = -(-m // rows)
     part = xp.empty((2, parts, n), g2.dtype)
-    _launch("col_partials", g2, (tiles, parts), (32, 8), (g2, xhat2, part, np.int64(m), np.int64(n), np.int64(rows)))
+    _launch("col_partials", g2, (tiles, parts), (32, 8), (g2, x2, rstd if mean is None else mean, rstd, part,
+                                                          np.int64(m), np.int64(n), np.int64(rows),
+                                                          np.int32(mean is not None)))
     gw = xp.empty(n, g2.dtype) if need_w else part
     gb = xp.empty(n, g2.dtype) if need_b else part
     _launch("col_finish", g2, (-(-n // 256),), (256,),

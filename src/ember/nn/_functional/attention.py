@@ -6,7 +6,8 @@ and, inside each, key blocks, keeping a running row maximum `m`, running sum `l`
 accumulator (the online softmax of FlashAttention). It saves only the output and the row log-sum-exp; the backward
 recomputes each tile's probabilities exp(s - lse) and accumulates dQ, dK, dV block by block. Short sequences take
 a direct path (one matmul, softmax, matmul) that also keeps the probabilities for the backward, which is faster
-when the whole matrix is small. Both paths run on NumPy arrays inside one Op; batch and head dimensions are
+when the whole matrix is small (on a GPU it keeps none and computes them again in the backward, one product and
+one row kernel, so that a training step's memory stays near torch's, whose fused kernels keep none). Both paths run on NumPy arrays inside one Op; batch and head dimensions are
 vectorised by broadcasting matmul.
 """
 import math
@@ -22,6 +23,7 @@ from ..._ops._dispatch import SAVE_BOTH, Op, dispatch, wrap
 from ...autograd.grad_mode import GRAD
 from ...backends.cuda import _SDP
 from . import _sdpa_cudnn
+from . import dropout as _fdropout
 from . import linear as _flinear
 
 __all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
@@ -73,12 +75,24 @@ def _softmax_rows(s):
     return s, lse
 
 
+def _probs(q, k, mask, causal):
+    """The whole probability matrix and the row log-sum-exp (q pre-scaled)."""
+    return _softmax_rows(_tile_bias(q @ np.swapaxes(k, -1, -2), mask, causal, 0, q.shape[-2], 0, k.shape[-2]))
+
+
 def _direct_fwd(q, k, v, mask, causal, keep):
-    s = q @ np.swapaxes(k, -1, -2)
-    s = _tile_bias(s, mask, causal, 0, q.shape[-2], 0, k.shape[-2])
-    p, lse = _softmax_rows(s)
-    out = (p if keep is None else p * keep) @ v
+    p, lse = _probs(q, k, mask, causal)
+    out = (p if keep is None else _dropped(p, keep)) @ v
     return out, lse, p
+
+
+def _dropped(x, keep):
+    """x with attention dropout's mask applied: keep is (boolean mask, 1 / (1 - p)), one kernel on a GPU."""
+    return _fdropout._masked_fwd(x, *keep)
+
+
+def _tile(keep, i0, i1, j0, j1):
+    return keep[0][..., i0:i1, j0:j1], keep[1]
 
 
 def _tiled_fwd(q, k, v, mask, causal, keep):
@@ -107,7 +121,7 @@ def _tiled_fwd(q, k, v, mask, causal, keep):
             l += s.sum(-1, keepdims=True)
             acc *= alpha
             if keep is not None:
-                s *= keep[..., i0:i1, j0:j1]
+                s = _dropped(s, _tile(keep, i0, i1, j0, j1))
             acc += s @ v[..., j0:j1, :]
             m = m_new
         with np.errstate(divide="ignore"):
@@ -119,11 +133,11 @@ def _tiled_fwd(q, k, v, mask, causal, keep):
 
 def _direct_bwd(q, k, v, out, g, p, keep):
     """q arrives pre-scaled, so dK comes out scaled; dQ still needs the scale."""
-    pd = p if keep is None else p * keep
+    pd = p if keep is None else _dropped(p, keep)
     dv = np.swapaxes(pd, -1, -2) @ g
     dp = g @ np.swapaxes(v, -1, -2)
     if keep is not None:
-        dp *= keep
+        dp = _dropped(dp, keep)
     D = (g * out).sum(-1, keepdims=True)
     ds = p * (dp - D)
     return ds @ k, np.swapaxes(ds, -1, -2) @ q, dv
@@ -152,9 +166,9 @@ def _tiled_bwd(q, k, v, out, g, lse, mask, causal, keep):
             p[np.isnan(p)] = 0.0  # fully masked rows: -inf - (-inf)
             dp = gi @ vt[..., :, j0:j1]
             if keep is not None:
-                kp = keep[..., i0:i1, j0:j1]
-                dv[..., j0:j1, :] += np.swapaxes(p * kp, -1, -2) @ gi
-                dp *= kp
+                kp = _tile(keep, i0, i1, j0, j1)
+                dv[..., j0:j1, :] += np.swapaxes(_dropped(p, kp), -1, -2) @ gi
+                dp = _dropped(dp, kp)
             else:
                 dv[..., j0:j1, :] += np.swapaxes(p, -1, -2) @ gi
             dp -= Di
@@ -186,6 +200,8 @@ def _sdpa_fwd(q, k, v, mask, causal, scale, group, keep):
     ls = q.shape[-2] * k.shape[-2]
     if ls <= _DIRECT_MAX_LS and ls * math.prod(np.broadcast_shapes(q.shape[:-2], k.shape[:-2])) <= _DIRECT_MAX:
         out, lse, p = _direct_fwd(qs, k, v, mask, causal, keep)
+        if q.__class__ is not np.ndarray:
+            p = True  # on a GPU the backward computes it again (one product, one kernel): memory, as torch's kernels
     else:
         (out, lse), p = _tiled_fwd(qs, k, v, mask, causal, keep), None
     return out.astype(dt, copy=False), (lse, p)
@@ -206,11 +222,14 @@ def _sdpa_bwd(ctx, g):
     out = ctx.output._data.astype(cdt, copy=False)
     ga = g._data.astype(cdt, copy=False)
     sc = cdt.type(scale)
-    if p is not None:
+    if mask is not None and mask.dtype != np.bool_:
+        mask = mask.astype(cdt, copy=False)
+    if p is True:  # the direct path without its probabilities kept
+        qs = qa * sc
+        dq, dk, dv = _direct_bwd(qs, ka, va, out, ga, _probs(qs, ka, mask, causal)[0], keep)
+    elif p is not None:
         dq, dk, dv = _direct_bwd(qa * sc, ka, va, out, ga, p, keep)
     else:
-        if mask is not None and mask.dtype != np.bool_:
-            mask = mask.astype(cdt, copy=False)
         dq, dk, dv = _tiled_bwd(qa * sc, ka, va, out, ga, lse, mask, causal, keep)
     dq *= sc
     if group > 1:
@@ -267,7 +286,7 @@ def _math_attention(q, k, v, mask, causal, scale, group, keep):
     den = e.sum(-1, keepdim=True)
     p = e / den.masked_fill(den == 0, 1.0)
     if keep is not None:
-        p = p * ember.Tensor._make(keep).to(p.dtype)
+        p = p * (ember.Tensor._make(keep[0]).to(p.dtype) * keep[1])
     return ember.matmul(p, v)
 
 
@@ -350,10 +369,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         L, S = query.shape[-2], key.shape[-2]
         shape = tuple(np.broadcast_shapes(query.shape[:-2], key.shape[:-2])) + (L, S)
         if dropout_p >= 1.0:
-            keep = ember.zeros(shape, device=query.device)._data
+            keep = ember.zeros(shape, dtype=ember.bool, device=query.device)._data, 1.0
         else:
-            keep = (ember.rand(shape, device=query.device)._data >= dropout_p).astype(np.float32) / np.float32(1.0 - dropout_p)
-        keep = keep.astype(_compute_dtype(query._data.dtype), copy=False)
+            keep = ember.rand(shape, device=query.device)._data >= dropout_p, 1.0 / (1.0 - dropout_p)
     if not (fused or _SDP["math"]):
         raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This is likely due to "
                            "turning off both the math kernel and the fused kernels.")

@@ -48,27 +48,25 @@ def _keep_mask(input, shape, p):
     return (u >= p).astype(dt)
 
 
-# On a GPU the scaled mask is one kernel over the uniform draws, in place, instead of a compare, a cast and a product
-_SCALED_KEEP = Kernels(lambda xp, name, wide: xp.ElementwiseKernel(
-    "float64 p, float64 scale", "T u", f"u = (({wide})u >= ({wide})p) ? (T)scale : (T)0", f"ember_keep_{wide}"))
-
-
+# NOTE [ Dropout on the GPU ]
+# There the mask is kept as booleans (a quarter of a float32 mask's memory, as torch keeps it) and y = x * keep *
+# scale is one kernel, forward and backward (the same op again, so double backward works). The draws are the
+# CPU path's: uniform numbers in x's dtype compared with p.
 _DRAWN = (np.dtype(np.float32), np.dtype(np.float64))
+_MASKED = Kernels(lambda xp, name, wide: xp.ElementwiseKernel(
+    "T x, bool keep, float64 scale", "T y", f"y = keep ? (T)(({wide})x * ({wide})scale) : (T)0",
+    f"ember_dropout_{wide}"))
 
 
-def _scaled_keep(input, shape, p):
-    """_keep_mask(...) * 1 / (1 - p) in input's dtype."""
-    d = input._data
-    if d.dtype in _DRAWN and _SCALED_KEEP.available(d):  # the draws come in input's dtype
-        u = _engine(None, input.device).uniform(shape, d.dtype)
-        if _SCALED_KEEP("keep", u, (p, 1.0 / (1.0 - p), u)):
-            return u
-        keep = (u >= p).astype(d.dtype)  # the kernel could not be built: the chain, on the same draws
-        keep *= 1.0 / (1.0 - p)
-        return keep
-    keep = _keep_mask(input, shape, p)
-    keep *= 1.0 / (1.0 - p)
-    return keep.astype(d.dtype, copy=False)
+def _masked_fwd(x, keep, scale):
+    y = XP[x.__class__].empty(np.broadcast_shapes(x.shape, keep.shape), x.dtype)
+    if not (_MASKED.available(x) and _MASKED("apply", x, (x, keep, scale, y))):
+        np.multiply(x, keep, out=y)
+        y *= scale
+    return y
+
+
+_MASK_BOOL = Op("mul", _masked_fwd, lambda ctx, g: dispatch1(_MASK_BOOL, g, *ctx.attrs), node_name="MulBackward0")
 
 
 def _apply(input, p, shape, alpha):
@@ -78,7 +76,12 @@ def _apply(input, p, shape, alpha):
         m = (np if d.__class__ is np.ndarray else XP[d.__class__]).zeros((), d.dtype)
         return dispatch1(_MASK, input, m) if not alpha else dispatch1(_AFFINE, input, m, d.dtype.type(0))
     if not alpha:
-        return dispatch1(_MASK, input, _scaled_keep(input, shape, p))
+        if d.dtype in _DRAWN and _MASKED.available(d):  # NOTE [ Dropout on the GPU ]
+            return dispatch1(_MASK_BOOL, input, _engine(None, input.device).uniform(shape, d.dtype) >= p,
+                             1.0 / (1.0 - p))
+        keep = _keep_mask(input, shape, p)
+        keep *= 1.0 / (1.0 - p)
+        return dispatch1(_MASK, input, keep.astype(d.dtype, copy=False))
     keep = _keep_mask(input, shape, p)
     a = 1.0 / np.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
     shift = ((keep - 1) * (_ALPHA * a) + _ALPHA * a * p).astype(d.dtype, copy=False)

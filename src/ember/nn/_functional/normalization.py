@@ -167,13 +167,12 @@ def _trailing_bwd(ctx, xa, ga, xhat, mu, invstd, has_w, has_b, need):
     m = invstd.size
     n = xa.size // m if m else 0
     dt = xa.dtype
+    if _rows_backward(xa, mu, invstd, ctx.inputs[1] if has_w else None):
+        return _trailing_bwd_rows(ctx, xa, ga, mu, invstd, m, n, has_w, has_b, need)
     if xhat is None:
         xhat = _xhat(xa, mu, invstd, None)
     h = xhat.reshape(m, n)
     g2 = ga.reshape(m, n)
-    if row_kernels.available(xa) and h.flags.c_contiguous and (not has_w or ctx.inputs[1]._data.dtype == dt):
-        return _trailing_bwd_rows(ctx, xa, _xp(xa).ascontiguousarray(g2), h, invstd, mu is not None, has_w,
-                                  has_b, need)  # NOTE [ Row kernels ]
     grads = [None]
     if need[0]:
         r = invstd.reshape(m)
@@ -205,15 +204,26 @@ def _trailing_bwd(ctx, xa, ga, xhat, mu, invstd, has_w, has_b, need):
     return tuple(grads)
 
 
-def _trailing_bwd_rows(ctx, xa, g2, h, invstd, center, has_w, has_b, need):
-    """_trailing_bwd on the GPU: the input gradient in one kernel, the weight's and bias's in two."""
+def _rows_backward(xa, mu, invstd, weight):
+    """Whether layer/RMS norm's backward runs on the GPU's row kernels (NOTE [ Row kernels ])."""
+    dt = xa.dtype
+    return (row_kernels.available(xa) and invstd.dtype == dt and (mu is None or mu.dtype == dt)
+            and (weight is None or weight._data.dtype == dt))
+
+
+def _trailing_bwd_rows(ctx, xa, ga, mu, invstd, m, n, has_w, has_b, need):
+    """_trailing_bwd on the GPU: the input gradient in one kernel, the weight's and bias's in two; xhat is
+    recomputed from x and the statistics inside them (the forward kept none)."""
+    xp = _xp(xa)
+    x2, g2 = xp.ascontiguousarray(xa).reshape(m, n), xp.ascontiguousarray(ga).reshape(m, n)
+    mean, rstd = (None if mu is None else xp.ascontiguousarray(mu).reshape(m)), xp.ascontiguousarray(invstd).reshape(m)
     grads = [None]
     if need[0]:
-        w = _xp(xa).ascontiguousarray(ctx.inputs[1]._data).reshape(-1) if has_w else None
-        grads[0] = wrap(row_kernels.norm_backward(g2, h, w, invstd.reshape(-1), center).reshape(xa.shape))
+        w = xp.ascontiguousarray(ctx.inputs[1]._data).reshape(n) if has_w else None
+        grads[0] = wrap(row_kernels.norm_backward(g2, x2, mean, rstd, w).reshape(xa.shape))
     need_w, need_b = has_w and need[1], has_b and need[-1]
     if need_w or need_b:
-        gw, gb = row_kernels.weight_bias_grads(g2, h, need_w, need_b)
+        gw, gb = row_kernels.weight_bias_grads(g2, x2, mean, rstd, need_w, need_b)
     if has_w:
         grads.append(wrap(_shaped(gw, ctx.shapes[1])) if need_w else None)
     if has_b:
@@ -276,7 +286,9 @@ def _apply(name, x, weight, bias, xhat, mu, invstd, axes, sshape, wview, waxes, 
         ins.append(bias)
     y = xhat if sshape is None else xhat.reshape(x.shape)
     saved = None
-    if GRAD[0] and (weight is not None or bias is not None):
+    # the row kernels' backward recomputes xhat from x (NOTE [ Row kernels ]): nothing more to keep
+    if GRAD[0] and (weight is not None or bias is not None) and not (
+            sshape is None and wview is None and _rows_backward(x._data, mu, invstd, weight)):
         for t in ins:
             if t._requires_grad:
                 saved = xhat
