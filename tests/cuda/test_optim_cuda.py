@@ -385,3 +385,41 @@ def test_mixed_precision_training_loop_on_device(gpu):
     assert losses[-1] < losses[0]
     for p in model.parameters():
         assert p.dtype == ember.float32 and _on_device(p, gpu)
+
+
+MULTI = [
+    ("sgd", lambda ps: optim.SGD(ps, lr=0.1), "sgd"),
+    ("sgd-momentum-nesterov-wd", lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01),
+     "sgd_momentum"),
+    ("sgd-dampening-maximize", lambda ps: optim.SGD(ps, lr=0.1, momentum=0.5, dampening=0.3, maximize=True),
+     "sgd_momentum"),
+    ("adam", lambda ps: optim.Adam(ps, lr=0.01, weight_decay=0.1), "adam"),
+    ("adamw", lambda ps: optim.AdamW(ps, lr=0.01), "adam"),
+]
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("name, make, kernel", MULTI, ids=[m[0] for m in MULTI])
+def test_multi_tensor_updates_match_the_cpu(name, make, kernel, dtype, gpu):
+    """NOTE [ Fused device updates ]: 40 parameters of mixed sizes (two launches of up to 32 tensors each) step as
+    the CPU's chains do; one strided parameter takes its own kernel."""
+    from ember.optim import _fused_cuda
+    rng = np.random.default_rng(0)
+    shapes = [(int(n),) for n in rng.integers(1, 3000, 39)] + [(70, 3)]
+    values = [rng.standard_normal(s) for s in shapes]
+    grads = [[rng.standard_normal(s) for s in shapes] for _ in range(3)]
+
+    def run(dev):
+        ps = [nn.Parameter(ember.tensor(v, dtype=dtype, device=dev)) for v in values]
+        ps[-1] = nn.Parameter(ember.tensor(values[-1].T, dtype=dtype, device=dev).t())  # a strided parameter
+        opt = make(ps)
+        for gs in grads:
+            for p, g in zip(ps, gs):
+                p.grad = ember.tensor(g, dtype=dtype, device=dev)
+            opt.step()
+        return [_host(p.detach().double()) for p in ps]
+    tol = 1e-5 if dtype == ember.float32 else 1e-12
+    for d, c in zip(run("cuda"), run("cpu")):
+        np.testing.assert_allclose(d, c, rtol=tol, atol=tol)
+    if not getattr(gpu, "IS_FAKE", False):
+        assert any(k[1] == kernel and v is not None for k, v in _fused_cuda._MT.items())

@@ -198,3 +198,65 @@ def test_dropout_keeps_a_boolean_mask_and_draws_what_the_chain_draws(dtype, gpu,
     gz, = ember.autograd.grad(F.dropout(z, 0.3), z, g, create_graph=True)
     gz.sum().backward()  # double backward: the same op again
     np.testing.assert_allclose(g.grad.cpu().numpy(), (gz.detach().cpu().numpy() != 0) / 0.7, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype, tol", DTYPES, ids=IDS)
+@pytest.mark.parametrize("shape", [(8, 5), (4, 3, 7), (6, 4, 5, 3)], ids=str)
+def test_batch_norm_training(shape, dtype, tol, launched):
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal(shape) * 2 + 0.5
+    c = shape[1]
+    w, b = rng.standard_normal(c), rng.standard_normal(c)
+    stats = {}
+
+    def bn(x, w, b):
+        rm, rv = ember.zeros(c, dtype=x.dtype, device=x.device), ember.ones(c, dtype=x.dtype, device=x.device)
+        y = F.batch_norm(x, rm, rv, w, b, training=True, momentum=0.2)
+        stats[x.device.type] = (rm.cpu().double().numpy(), rv.cpu().double().numpy())
+        return y
+    _check(bn, [x, w, b], dtype, tol)
+    np.testing.assert_allclose(stats["cuda"][0], stats["cpu"][0], rtol=tol, atol=tol)
+    np.testing.assert_allclose(stats["cuda"][1], stats["cpu"][1], rtol=tol, atol=tol)
+    _check(lambda x: F.batch_norm(x, None, None, training=True), [x], dtype, tol)
+    assert {"channel_stats", "channel_normalize", "channel_running", "channel_grads", "channel_input_grad"} <= \
+        set(launched)
+
+
+def test_batch_norm_eval_and_group_norm_use_the_affine_kernel(launched):
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((4, 6, 5))
+    w, b = rng.standard_normal(6), rng.standard_normal(6)
+    got = F.group_norm(ember.tensor(x, device="cuda"), 3, ember.tensor(w, device="cuda"),
+                       ember.tensor(b, device="cuda")).cpu().numpy()
+    np.testing.assert_allclose(got, F.group_norm(ember.tensor(x), 3, ember.tensor(w), ember.tensor(b)).numpy(),
+                               rtol=1e-10, atol=1e-10)
+    rm, rv = ember.tensor(rng.standard_normal(6)), ember.tensor(rng.random(6) + 0.5)
+    got = F.batch_norm(ember.tensor(x, device="cuda"), rm.cuda(), rv.cuda(), ember.tensor(w, device="cuda"),
+                       ember.tensor(b, device="cuda")).cpu().numpy()
+    np.testing.assert_allclose(got, F.batch_norm(ember.tensor(x), rm, rv, ember.tensor(w), ember.tensor(b)).numpy(),
+                               rtol=1e-10, atol=1e-10)
+    assert launched.count("channel_affine") == 2
+    _check(lambda x, w, b: F.group_norm(x, 3, w, b), [x, w, b], ember.float64, 1e-10)  # backward: the chains
+
+
+def test_batch_norm_module_trains_on_the_kernels(launched, monkeypatch):
+    monkeypatch.setattr(ember.backends.cudnn, "allow_tf32", False)  # the convolution in full float32
+    ember.manual_seed(0)
+    net = ember.nn.Sequential(ember.nn.Conv2d(3, 8, 3), ember.nn.BatchNorm2d(8), ember.nn.ReLU())
+    cpu = [p.detach().clone() for p in net.parameters()]
+    x = ember.randn(4, 3, 9, 9)
+    y_cpu = net(x)
+    y_cpu.square().mean().backward()
+    grads_cpu = [p.grad.clone() for p in net.parameters()]
+    net.zero_grad()
+    net.cuda()
+    for p, q in zip(net.parameters(), cpu):
+        p.data.copy_(q.cuda())
+    net[1].running_mean.zero_()
+    net[1].running_var.fill_(1.0)
+    y = net(x.cuda())
+    y.square().mean().backward()
+    np.testing.assert_allclose(y.detach().cpu().numpy(), y_cpu.detach().numpy(), rtol=1e-4, atol=1e-4)
+    for p, g in zip(net.parameters(), grads_cpu):
+        np.testing.assert_allclose(p.grad.cpu().numpy(), g.numpy(), rtol=1e-3, atol=1e-4)
+    assert "channel_grads" in launched

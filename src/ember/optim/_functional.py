@@ -99,10 +99,12 @@ def run(kernel, rows, ntmp):
     """Apply kernel(arrays, scratch, consts) to each (arrays, consts) row, in cache-sized chunks where possible; rows
     of device arrays go to the kernel's one-launch GPU version where it has one (NOTE [ Fused device updates ])."""
     fused = _FUSED.get(kernel)
+    if fused is not None:
+        rows = list(rows)
+        if any(arrays[0].__class__ is not np.ndarray for arrays, _ in rows):
+            rows = _fused_cuda.update(fused, rows)
     for arrays, c in rows:
         p = arrays[0]
-        if p.__class__ is not np.ndarray and fused is not None and fused(arrays, c):
-            continue
         if p.__class__ is np.ndarray and all(a.flags.c_contiguous for a in arrays):
             flat = [a.reshape(-1) for a in arrays]
             n = p.size

@@ -89,6 +89,10 @@ def _norm_fwd(x, *args):
     *wb, xhat, saved, _, _, _, _, wview, _, has_w, has_b, _, _ = args
     if not (has_w or has_b):
         return xhat
+    if saved is None and wview is not None and _channel_view(wview, xhat.shape) and row_kernels.available(xhat) \
+            and xhat.flags.c_contiguous and all(a.dtype == xhat.dtype for a in wb):  # NOTE [ Row kernels ]
+        return row_kernels.channel_affine(xhat, _contiguous(wb[0]) if has_w else None,
+                                          _contiguous(wb[-1]) if has_b else None)
     # without a graph nothing keeps xhat, so the affine step may overwrite it; otherwise the first product
     # writes a new array (no copy pass)
     if has_w:
@@ -99,6 +103,10 @@ def _norm_fwd(x, *args):
         return y
     b = wb[-1] if wview is None else wb[-1].reshape(wview)
     return np.add(xhat, b, out=xhat if saved is None else None)
+
+
+def _contiguous(a):
+    return a if a.flags.c_contiguous else _xp(a).ascontiguousarray(a)
 
 
 def _xhat(xa, mu, invstd, sshape):
@@ -120,6 +128,9 @@ def _norm_bwd(ctx, g):
     if sshape is None and wview is None and not fixed and xa.size and xa.dtype in _BLAS_DTYPES \
             and ga.dtype == xa.dtype:
         return _trailing_bwd(ctx, xa, ga, xhat, mu, invstd, has_w, has_b, need)
+    if wview is not None and ga.dtype == xa.dtype and _kernel_backward(xa, mu, invstd, ctx.inputs[1] if has_w else None,
+                                                                       sshape, wview, axes, waxes, fixed):
+        return _channel_bwd(ctx, xa, ga, mu, invstd, has_w, has_b, need)
     xs_shape = xa.shape if sshape is None else sshape
     xhat = _xhat(xa, mu, invstd, sshape) if xhat is None else xhat
     xh = xhat.reshape(xa.shape)
@@ -211,6 +222,36 @@ def _rows_backward(xa, mu, invstd, weight):
             and (weight is None or weight._data.dtype == dt))
 
 
+def _kernel_backward(xa, mu, invstd, weight, sshape, wview, axes, waxes, fixed):
+    """Whether the backward runs on the GPU's row or channel kernels, which recompute xhat from x."""
+    if sshape is not None or fixed or not _rows_backward(xa, mu, invstd, weight):
+        return False
+    return wview is None or (axes == waxes and mu is not None and _channel_view(wview, xa.shape))
+
+
+def _channel_view(wview, shape):
+    """Whether wview is (1, C, 1, ...): parameters along dim 1 of x."""
+    return len(shape) >= 2 and wview == (1, shape[1]) + (1,) * (len(shape) - 2)
+
+
+def _channel_bwd(ctx, xa, ga, mu, invstd, has_w, has_b, need):
+    """Batch norm's backward on the GPU: the parameter gradients in one kernel, the input gradient in another."""
+    xp = _xp(xa)
+    x, g = xp.ascontiguousarray(xa), xp.ascontiguousarray(ga)
+    c = xa.shape[1]
+    mean, rstd = xp.ascontiguousarray(mu).reshape(c), xp.ascontiguousarray(invstd).reshape(c)
+    gw, gb = row_kernels.channel_grads(g, x, mean, rstd)
+    grads = [None]
+    if need[0]:
+        w = xp.ascontiguousarray(ctx.inputs[1]._data).reshape(c) if has_w else None
+        grads[0] = wrap(row_kernels.channel_input_grad(g, x, mean, rstd, gw, gb, w))
+    if has_w:
+        grads.append(wrap(_shaped(gw, ctx.shapes[1])) if need[1] else None)
+    if has_b:
+        grads.append(wrap(_shaped(gb, ctx.shapes[-1])) if need[-1] else None)
+    return tuple(grads)
+
+
 def _trailing_bwd_rows(ctx, xa, ga, mu, invstd, m, n, has_w, has_b, need):
     """_trailing_bwd on the GPU: the input gradient in one kernel, the weight's and bias's in two; xhat is
     recomputed from x and the statistics inside them (the forward kept none)."""
@@ -287,8 +328,8 @@ def _apply(name, x, weight, bias, xhat, mu, invstd, axes, sshape, wview, waxes, 
     y = xhat if sshape is None else xhat.reshape(x.shape)
     saved = None
     # the row kernels' backward recomputes xhat from x (NOTE [ Row kernels ]): nothing more to keep
-    if GRAD[0] and (weight is not None or bias is not None) and not (
-            sshape is None and wview is None and _rows_backward(x._data, mu, invstd, weight)):
+    if GRAD[0] and (weight is not None or bias is not None) and not _kernel_backward(
+            x._data, mu, invstd, weight, sshape, wview, axes, waxes, fixed):
         for t in ins:
             if t._requires_grad:
                 saved = xhat
@@ -403,6 +444,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     axes = (0,) + tuple(range(2, x.dim()))
     view = (1, c) + (1,) * (x.dim() - 2)
     xa = x._data
+    if (training or running_mean is None) and _channels_ok(xa, weight, bias):  # NOTE [ Row kernels ]
+        mu, var, invstd = row_kernels.channel_stats(xa, eps)
+        xhat = row_kernels.channel_normalize(xa, mu, invstd)
+        if training and running_mean is not None:
+            _update_running_channels(running_mean, running_var, mu, var, momentum, xa.size // c)
+        return _apply("NativeBatchNormBackward0", x, weight, bias, xhat, mu.reshape(view), invstd.reshape(view), axes,
+                      None, view, axes, False, eps)
     if training or running_mean is None:
         mu, var, invstd, xhat = _stats(xa, axes, eps)
         if training and running_mean is not None:
@@ -416,6 +464,26 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         xhat = _xhat(xa, mu, invstd, None)
         fixed = True
     return _apply("NativeBatchNormBackward0", x, weight, bias, xhat, mu, invstd, axes, None, view, axes, fixed, eps)
+
+
+def _channels_ok(xa, weight, bias):
+    """Whether batch norm's statistics run on the GPU's channel kernels: float32/float64, C-contiguous, weight and
+    bias (if any) of the same dtype."""
+    dt = xa.dtype
+    return (row_kernels.available(xa) and xa.flags.c_contiguous and (weight is None or weight._data.dtype == dt)
+            and (bias is None or bias._data.dtype == dt))
+
+
+def _update_running_channels(running_mean, running_var, mean, var, momentum, n):
+    rm, rv = running_mean._data, running_var._data if running_var is not None else None
+    if rv is not None and rm.dtype == rv.dtype == mean.dtype and rm.flags.c_contiguous and rv.flags.c_contiguous:
+        row_kernels.channel_running(rm, rv, mean, var, momentum, n / max(n - 1, 1))
+        bump_version(running_mean, "batch_norm")
+        bump_version(running_var, "batch_norm")
+        return
+    _update_running(running_mean, mean, momentum)
+    if running_var is not None:
+        _update_running(running_var, var * (n / max(n - 1, 1)), momentum)
 
 
 def _update_running(buf, stat, momentum):
