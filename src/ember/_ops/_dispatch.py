@@ -9,7 +9,7 @@ import numpy as np
 
 from .._backend import XP
 from ..autograd.grad_mode import GRAD
-from ..autograd.graph import record
+from ..autograd.graph import FORWARD, record
 
 __all__ = ["Op", "dispatch", "dispatch1", "dispatch2", "wrap"]
 
@@ -19,6 +19,7 @@ SAVE_NONE, SAVE_INPUTS, SAVE_OUTPUT, SAVE_BOTH = 0, 1, 2, 3
 # observer (the profiler) is attached. Observers swap op.fwd for the time they run: see NOTE [ Profiling at no cost ].
 OPS = weakref.WeakSet()
 ON_NEW_OP = []
+
 
 
 class Op:
@@ -78,6 +79,8 @@ def _as_zero_dim(out):
 
 def dispatch(op, inputs, *attrs):
     """Run `op` on a tuple of Tensors with extra non-tensor arguments."""
+    if FORWARD[0] is not None:
+        return FORWARD[0].run(_plain, op, inputs, attrs)
     arrays = [t._data for t in inputs]
     try:
         out = op.fwd(*arrays, *attrs)
@@ -100,6 +103,8 @@ def dispatch(op, inputs, *attrs):
 
 def dispatch1(op, x, *attrs):
     """dispatch() for one tensor input: the common case, kept short."""
+    if FORWARD[0] is not None:
+        return FORWARD[0].run(_plain, op, (x,), attrs)
     try:
         out = op.fwd(x._data, *attrs)
     except _ZERO_DIM_ERRORS:
@@ -123,6 +128,8 @@ def dispatch1(op, x, *attrs):
 
 def dispatch2(op, a, b, *attrs):
     """dispatch() for two tensor inputs."""
+    if FORWARD[0] is not None:
+        return FORWARD[0].run(_plain, op, (a, b), attrs)
     try:
         out = op.fwd(a._data, b._data, *attrs)
     except _ZERO_DIM_ERRORS:  # TypeError: CuPy's answer to mixed host and device arrays (free when nothing is raised)
@@ -143,6 +150,11 @@ def dispatch2(op, a, b, *attrs):
     if (a._requires_grad or b._requires_grad) and GRAD[0] and op.bwd is not None:
         return record(op, (a, b), attrs, _as_array(out, op.nout), extra, op.nout)
     return tuple(wrap(o) for o in out)
+
+
+def _plain(op, inputs, attrs):
+    """The dispatch of the op itself, for the tangent propagation (which turns FORWARD off around it)."""
+    return dispatch(op, tuple(inputs), *attrs)
 
 
 def check_same_device(tensors):

@@ -12,7 +12,7 @@ from .._dtype import _BOOL, _COMPLEX, _FLOAT, _INT, FROM_NP
 from ..autograd.grad_mode import GRAD
 from .._tensor import Tensor
 from .._view_autograd import _CUSTOM, _MULTI, _NO_GRAD, multi_output_view, view_error
-from ..autograd.graph import CUSTOM_VIEWS, bump_version
+from ..autograd.graph import CUSTOM_VIEWS, FORWARD, bump_version
 
 __all__ = ["inplace", "make_inplace", "write_out", "can_cast"]
 
@@ -128,7 +128,11 @@ def inplace(self, fn, args, kwargs, name):
         _check_cast(result, self, name)
         if result._data.shape != self._data.shape:
             _shape_error(self, result, name)
-        commit(self, result, name)
+        fw = FORWARD[0]
+        if fw is None:
+            commit(self, result, name)
+        else:
+            fw.write(self, result, lambda: commit(self, result, name))
         return self
     result = fn(self, *args, **kwargs)
     _check_cast(result, self, name)
@@ -137,9 +141,18 @@ def inplace(self, fn, args, kwargs, name):
         _shape_error(self, result, name)
     if d.__class__ is np.ndarray and not d.flags.writeable:  # CuPy arrays have no read-only flag
         raise RuntimeError(_OVERLAP)
+    fw = FORWARD[0]
+    if fw is not None:
+        fw.write(self, result, lambda: _overwrite(self, result, name))
+        return self
     d[...] = result._data
     bump_version(self, name)
     return self
+
+
+def _overwrite(self, result, name):
+    self._data[...] = result._data
+    bump_version(self, name)
 
 
 def _shape_error(self, result, name):
@@ -177,7 +190,7 @@ def make_inplace(fn, name, ufunc=None):
         number = (int, float)
 
         def method(self, *args, **kwargs):
-            if len(args) == 1 and not kwargs and not self._requires_grad and \
+            if len(args) == 1 and not kwargs and not self._requires_grad and FORWARD[0] is None and \
                     (self._base is None or not view_needs_grad(self)):
                 d = self._data
                 o = args[0]
@@ -215,12 +228,19 @@ def write_out(result, out, name, inputs=(), exact_dtype=False):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
                            f"but one of the arguments requires grad.")
     _check_cast(result, out, name)
+    if FORWARD[0] is not None:
+        FORWARD[0].write(out, result, lambda: _write_out(result, out, name))
+    else:
+        _write_out(result, out, name)
+    return out
+
+
+def _write_out(result, out, name):
     if out._data.shape != result._data.shape:
         out._data = result._data.astype(out._data.dtype, copy=True)
     else:
         out._data[...] = result._data
     bump_version(out, name)
-    return out
 
 
 def _check_no_overlap(out, inputs):
@@ -257,6 +277,8 @@ def copy_(self, src, non_blocking=False):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {name}")
     if src._data.__class__ is not self._data.__class__ or src.device != self.device:
         src = src.to(self.device, non_blocking=non_blocking)
+    if FORWARD[0] is not None and FORWARD[0].involved(self, src):
+        return inplace(self, _copy, (src,), {}, "copy_")  # the tangent follows the value (NOTE [ Forward-mode AD ])
     if not (GRAD[0] and (self._requires_grad or src._requires_grad or
                          self._base is not None and view_needs_grad(self))):
         d = self._data

@@ -13,7 +13,7 @@ from .._dtype import _PROMOTE, FROM_NP, result_type_of, scalar_dtype
 from .._tensor import Tensor
 from .._dtype import SCALAR_NAMES
 from ..autograd.grad_mode import GRAD
-from ..autograd.graph import bump_version, counter, version_error
+from ..autograd.graph import FORWARD, bump_version, counter, version_error
 from ._dispatch import SAVE_INPUTS, SAVE_NONE, SAVE_OUTPUT, Op, dispatch, dispatch1, dispatch2, wrap
 from ._inplace import make_inplace, view_needs_grad, write_out
 from .unary import py_typename
@@ -1360,7 +1360,7 @@ def bitwise_right_shift(input, other, *, out=None):
 # ---------------- where ----------------
 def _where_bwd(ctx, g):
     c, version = ctx.attrs
-    if c._vc.v != version:
+    if version is not None and c._vc.v != version:  # None: recorded without a graph (forward-mode AD's route)
         raise version_error(c, version, ctx.name())
     need = ctx.needs_input_grad
     return (where(c, g, 0.0) if need[0] else None, where(c, 0.0, g) if need[1] else None)
@@ -1490,7 +1490,8 @@ def _fast_inplace(ufunc, fn, name, kinds, floating=False, precheck=None):
         if precheck is not None:
             precheck(self, other)
         d = self._data
-        if self._base is not None and view_needs_grad(self):  # a view of a base in the graph: record the write
+        if self._base is not None and view_needs_grad(self) or FORWARD[0] is not None:  # a view of a base in the
+            # graph: record the write; with forward AD open, the general path carries the tangent
             return slow(self, other, **kwargs)
         if other.__class__ is Tensor:
             if (GRAD[0] and (self._requires_grad or other._requires_grad)) or other._data.dtype != d.dtype:

@@ -12,6 +12,7 @@ import numpy as np
 from .. import return_types
 from .._backend import xp_of
 from .._tensor import Tensor
+from ..autograd.graph import carries_tangent
 from ._dispatch import SAVE_BOTH, SAVE_INPUTS, SAVE_OUTPUT, Op, dispatch1, dispatch2, wrap
 from ._inplace import write_out
 from ._linalg_util import (LinAlgError, _batch_prefix, _check_float, _check_matrix, _check_square, _const,
@@ -291,7 +292,7 @@ def linalg_eigvalsh(A, UPLO="L", *, out=None):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     _check_square(A, "linalg.eigvalsh")
     _check_float(A, "linalg.eigvalsh")
-    if A._requires_grad:
+    if A._requires_grad or carries_tangent(A):
         w = dispatch1(EIGH, A, UPLO)[0]
     else:
         w = _make(np.linalg.eigvalsh(A._data, UPLO=UPLO))
@@ -344,7 +345,7 @@ def linalg_eigvals(A, *, out=None):
     """Same as `torch.linalg.eigvals` (complex results); differentiable as linalg.eig's eigenvalues."""
     _check_square(A, "linalg.eigvals")
     _check_float(A, "linalg.eigvals")
-    if A._requires_grad:
+    if A._requires_grad or carries_tangent(A):
         r = dispatch1(EIG, A)[0]
     else:
         r = _make(_complex_of(np.linalg.eigvals(A._data)))
@@ -413,7 +414,7 @@ def linalg_svdvals(A, *, driver=None, out=None):
     """Same as `torch.linalg.svdvals`."""
     _check_matrix(A, "linalg.svdvals")
     _check_float(A, "linalg.svdvals")
-    if A._requires_grad:
+    if A._requires_grad or carries_tangent(A):
         s = dispatch1(SVD, A, False)[1]
     else:
         s = _make(np.linalg.svd(A._data, compute_uv=False))
@@ -562,7 +563,7 @@ def linalg_lstsq(A, B, rcond=None, *, driver=None):
     sol, res, rank, sv = dispatch2(LSTSQ, A, b, rcond, driver)
     for t in (res, rank, sv):
         t._requires_grad, t._grad_fn = False, None
-    if sol._requires_grad:  # the residuals are differentiable too, as torch's: recomputed from the solution
+    if sol._requires_grad or carries_tangent(sol):  # the residuals are differentiable too, as torch's: recomputed from the solution
         if res._data.size:
             d = matmul(A, sol) - b
             res = (d.conj() * d).real.sum(-2) if d.is_complex() else (d * d).sum(-2)

@@ -21,7 +21,7 @@ from .._backend.accumulate import add_at as _add_at
 from .._dtype import FROM_NP
 from .._tensor import Tensor
 from ..autograd.grad_mode import GRAD
-from ..autograd.graph import bump_version
+from ..autograd.graph import FORWARD, bump_version
 from ._dispatch import SAVE_NONE, Op, dispatch1, dispatch2
 from ._inplace import check_leaf, inplace, view_needs_grad
 from .shape import view_op
@@ -591,7 +591,8 @@ def _setitem(self, key, value):
         basic, adv, _ = parse_key(key, self._data.shape)
     if self._base is not None and view_needs_grad(self):  # a view made under no_grad of a base in the graph
         check_leaf(self)
-    if GRAD[0] and (self._requires_grad or (isinstance(value, Tensor) and value._requires_grad)):
+    if GRAD[0] and (self._requires_grad or (isinstance(value, Tensor) and value._requires_grad)) or \
+            FORWARD[0] is not None and FORWARD[0].involved(self, value):  # the tangent follows the value
         return _setitem_grad(self, basic, adv, value, _is_mask_key(key))
     v = _assign_value(self, value, basic, adv, _is_mask_key(key))
     try:
@@ -687,7 +688,7 @@ def _unsafe_masked_index_put_accumulate(input, mask, indices, values):
 
 def index_put_(self, indices, values, accumulate=False):
     """Same as `torch.Tensor.index_put_`."""
-    if GRAD[0] and (self._requires_grad or values._requires_grad):
+    if GRAD[0] and (self._requires_grad or values._requires_grad) or FORWARD[0] is not None:
         return inplace(self, index_put, (indices, values, accumulate), {}, "index_put_")
     basic, adv, values = _index_put_args(self, indices, values)
     d = self._data

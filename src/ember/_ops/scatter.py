@@ -8,7 +8,7 @@ from .._backend import XP, deferred
 from .._backend.accumulate import add_at, reduce_at
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import GRAD
-from ..autograd.graph import bump_version
+from ..autograd.graph import FORWARD, bump_version
 from ._dispatch import SAVE_NONE, Op, check_same_device, dispatch1, dispatch2
 from ._inplace import inplace, make_inplace, write_out
 from .index import _ALL, _NUMBER, _add_rows, _fmt, _scalar_for, _scalar_name, _t, _zeros, region_scatter
@@ -293,6 +293,8 @@ def _inplace_fast(self, name, kernel, *kargs):
 
 
 def _needs_grad(self, *others):
+    if FORWARD[0] is not None:  # the general path carries the tangents (NOTE [ Forward-mode AD ])
+        return True
     if not GRAD[0]:
         return False
     if self._requires_grad:

@@ -21,7 +21,7 @@ from .._backend import XP, reshape_view
 from .._dtype import FROM_NP
 from .._tensor import Size, Tensor, _wrap_dim
 from ..autograd.grad_mode import GRAD
-from ..autograd.graph import bump_version, counter
+from ..autograd.graph import FORWARD, bump_version, counter
 from ._dispatch import SAVE_NONE, Op, dispatch1
 
 __all__ = [
@@ -715,7 +715,10 @@ def _inplace_view(fn, name):
         self._data = r._data
         if r._grad_fn is not None:
             self._grad_fn, self._output_nr = r._grad_fn, r._output_nr
-        bump_version(self, name)
+        if FORWARD[0] is not None:
+            FORWARD[0].adopt(self, r, name)
+        else:
+            bump_version(self, name)
         return self
     method.__name__ = name
     method.__doc__ = f"Same as `torch.Tensor.{name}`."

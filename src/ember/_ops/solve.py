@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import return_types
 from .._backend import XP, xp_of
+from ..autograd.graph import carries_tangent
 from .._tensor import Tensor
 from ._dispatch import SAVE_BOTH, SAVE_INPUTS, SAVE_OUTPUT, Op, dispatch1, dispatch2
 from ._inplace import write_out
@@ -33,7 +34,8 @@ def matrix_power(input, n, *, out=None):
         m = input._data.shape[-1]
         eye = _const(input, np.broadcast_to(np.eye(m, dtype=input._data.dtype), input._data.shape).copy())
         # torch's identity is in the graph (a zero gradient); a where() keeps its values exact even for inf/nan
-        r = where(_const(input, np.zeros((), bool)), input, eye) if input.requires_grad else eye
+        r = where(_const(input, np.zeros((), bool)), input, eye) if input.requires_grad or carries_tangent(input) \
+            else eye
         return r if out is None else write_out(r, out, "linalg_matrix_power")
     r, base = None, input
     while True:  # binary exponentiation

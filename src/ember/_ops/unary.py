@@ -22,7 +22,7 @@ from .._dtype import FROM_NP, result_type_of
 from .._tensor import Tensor
 from .._dtype import SCALAR_NAMES
 from ..autograd.grad_mode import GRAD
-from ..autograd.graph import bump_version
+from ..autograd.graph import FORWARD, bump_version, carries_tangent
 from ._dispatch import SAVE_INPUTS, SAVE_NONE, SAVE_OUTPUT, Op, dispatch, dispatch1, wrap
 from ._inplace import make_inplace, view_needs_grad, write_out
 
@@ -257,7 +257,7 @@ def _fast_inplace(slow, uf, name, kinds):
 
     def method(self):
         d = self._data
-        if d.dtype.kind in kinds and not (GRAD[0] and self._requires_grad) and \
+        if d.dtype.kind in kinds and not (GRAD[0] and self._requires_grad) and FORWARD[0] is None and \
                 (self._base is None or not view_needs_grad(self)):
             try:
                 run(d)
@@ -1033,7 +1033,8 @@ def frexp(input, *, out=None):
     if d.dtype.kind not in "fV":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     m, e = _frexp_parts(d)
-    mantissa = dispatch1(FREXP_MANTISSA, input) if GRAD[0] and input.requires_grad else wrap(m)
+    mantissa = dispatch1(FREXP_MANTISSA, input) if GRAD[0] and input.requires_grad or carries_tangent(input) \
+        else wrap(m)
     r = _rt.frexp(mantissa, wrap(e.astype(np.int32, copy=False)))
     if out is None:
         return r

@@ -19,7 +19,7 @@ import warnings
 from .._backend import XP
 from .._tensor import Tensor
 from .grad_mode import GRAD
-from .graph import (_ANOMALY, _FREED, _FREED_MSG, _SAVED_HOOKS, CUSTOM_VIEWS, Node, _NodeExtras, _Packed,
+from .graph import (FORWARD, _ANOMALY, _FREED, _FREED_MSG, _SAVED_HOOKS, CUSTOM_VIEWS, Node, _NodeExtras, _Packed,
                     bump_version, counter, grad_accumulator, version_error)
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "InplaceFunction", "once_differentiable"]
@@ -37,7 +37,7 @@ class FunctionCtx:
         self.to_save = tensors
 
     def save_for_forward(self, *tensors):
-        """Same as `torch.autograd.function.FunctionCtx.save_for_forward` (ember has no forward-mode AD)."""
+        """Same as `torch.autograd.function.FunctionCtx.save_for_forward`: tensors a jvp staticmethod reads."""
         self.saved_for_forward = tensors
 
     def mark_dirty(self, *args):
@@ -204,6 +204,8 @@ class Function(metaclass=_FunctionMeta):
         ctx.needs_input_grad = needs
         prev = GRAD[0]
         GRAD[0] = False
+        fw = FORWARD[0]
+        FORWARD[0] = None  # the forward's own ops carry no tangents: the jvp staticmethod gives them
         try:
             if setup:
                 out = cls.forward(*args)
@@ -212,9 +214,11 @@ class Function(metaclass=_FunctionMeta):
                 out = cls.forward(ctx, *args)
         finally:
             GRAD[0] = prev
-        if prev and any(needs):
-            return _record(ctx, args, out)
-        return _untracked(ctx, args, out, prev)
+            FORWARD[0] = fw
+        res = _record(ctx, args, out) if prev and any(needs) else _untracked(ctx, args, out, prev)
+        if fw is not None:
+            fw.custom_function(cls, ctx, args, res)
+        return res
 
 
 def _bind(cls, args, kwargs, setup):

@@ -421,13 +421,54 @@ def _run_checks(check, func, func_out, inputs, eps, rtol, atol, nondet_tol, chec
         check(func, func_out, inputs, eps, rtol, atol, nondet_tol, check_grad_dtypes)
 
 
+def _check_forward_ad(func, inputs, eps, rtol, atol):
+    """Each input element's direction (1, and 1j for complex inputs) through forward-mode AD against the central
+    difference of func along it (NOTE [ Forward-mode AD ])."""
+    from ..autograd import forward_ad as fwAD
+    for i, x in enumerate(inputs):
+        if not _needs_grad(x):
+            continue
+        base = x.detach()
+        xp = XP[type(base._data)]
+        for k in range(base.numel()):
+            for step in ((1.0, 1j) if _is_complex(x) else (1.0,)):
+                v = xp.zeros(base._data.shape, base._data.dtype)
+                v.reshape(-1)[k] = step
+                # the inputs keep requiring grad: func may differentiate them itself (gradgradcheck)
+                plus = _float_outputs(func(*_replaced(inputs, i, _leaf(base._data + eps * v))))
+                minus = _float_outputs(func(*_replaced(inputs, i, _leaf(base._data - eps * v))))
+                with fwAD.dual_level():
+                    outs = _float_outputs(func(*_replaced(inputs, i, fwAD.make_dual(_leaf(base._data), _tensor(v)))))
+                    tangents = [fwAD.unpack_dual(o).tangent for o in outs]
+                for j, (p, m, t) in enumerate(zip(plus, minus, tangents)):
+                    numerical = (_host(p._data) - _host(m._data)) / (2 * eps)
+                    analytical = np.zeros_like(numerical) if t is None else _host(t._data)
+                    if not np.allclose(analytical, numerical, rtol=rtol, atol=atol):
+                        raise GradcheckError(f"Jacobian computed with forward mode mismatch for output {j} with "
+                                             f"respect to input {i},\nnumerical:{numerical}\nanalytical:{analytical}\n")
+
+
+def _leaf(arr):
+    t = _tensor(arr.copy())
+    t._requires_grad = True
+    return t
+
+
+def _float_outputs(out):
+    return tuple(o for o in _as_tuple(out) if _is_tensor(o) and o._data.dtype.kind in "fc")
+
+
+def _replaced(inputs, i, value):
+    return inputs[:i] + (value,) + inputs[i + 1:]
+
+
 def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
                check_forward_ad, check_backward_ad, fast_mode):
     inputs = _as_tuple(inputs)
     _check_inputs(inputs)
-    if check_forward_ad:
-        raise NotImplementedError("gradcheck: check_forward_ad=True needs forward-mode AD, which ember does not have")
     func_out = func(*inputs)
+    if check_forward_ad:
+        _check_forward_ad(func, inputs, eps, rtol, atol)
     if not check_backward_ad:
         return True
     _run_checks(_fast_check if fast_mode else _slow_check, func, func_out, inputs, eps, rtol, atol, nondet_tol,
@@ -445,8 +486,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
               check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True, fast_mode=False,
               masked=None):
     """Same as `torch.autograd.gradcheck` (backward mode; real and complex inputs and outputs).
-    check_batched_grad is accepted and not run (ember has no vmap); check_forward_ad=True raises
-    NotImplementedError (ember has no forward-mode AD)."""
+    check_batched_grad is accepted and not run (ember has no vmap); check_forward_ad=True compares forward-mode AD
+    (autograd.forward_ad) with central differences along each input element."""
     if not (check_forward_ad or check_backward_ad):
         raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to be True")
     if check_batched_grad and not check_backward_ad:

@@ -53,7 +53,20 @@ def user_stack():
             if not frame.filename.startswith(_PKG_DIR)]
 
 
+# While a forward-mode AD level is open: the object that propagates tangents (NOTE [ Forward-mode AD ] in
+# autograd/forward_ad.py); the dispatch functions hand it every op, and every in-place write reports here.
+FORWARD = [None]
+
+
+def carries_tangent(t):
+    """Whether t is a dual tensor of the open forward-mode AD level: ops that take a cheaper route without a graph
+    must take their differentiable one for it."""
+    return FORWARD[0] is not None and FORWARD[0].tangent_of(t) is not None
+
+
 def bump_version(t, opname):
+    if FORWARD[0] is not None:
+        FORWARD[0].on_write(t, opname)
     c = counter(t)
     c.v += 1
     if c.saved:  # only tensors some graph saved pay for finding the user's line

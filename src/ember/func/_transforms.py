@@ -1,7 +1,9 @@
 """torch.func's transforms (grad, vjp, jvp, jacrev, jacfwd, hessian, vmap) on top of ember's reverse-mode autograd.
 
 NOTE [ Transforms without functorch levels ]
-ember has no batching rules nor forward-mode AD. The transforms are built from ordinary autograd:
+ember has no batching rules, and its forward-mode AD (autograd.forward_ad) has a single level, so it cannot nest
+inside these transforms (jvp(grad(f)) differentiates a backward pass). The transforms are built from ordinary
+reverse-mode autograd:
 - grad / vjp / jacrev differentiate with respect to fresh leaves (inputs that already require grad get a
   differentiable alias instead, so an enclosing transform or an outer backward still sees through them);
 - jvp and jacfwd use the double-vjp trick (a vjp is linear in its cotangent; differentiating it with respect to

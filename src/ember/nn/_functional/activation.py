@@ -23,7 +23,7 @@ from ..._ops.unary import _sigmoid as _sigmoid_np
 from ..._ops.unary import _special
 from ..._dtype import SCALAR_NAMES
 from ...autograd.grad_mode import GRAD
-from ...autograd.graph import bump_version
+from ...autograd.graph import FORWARD, bump_version
 from ._args import not_tensor
 
 __all__ = [
@@ -96,6 +96,11 @@ def _mask(cond, dt):
 
 def _sig(t):
     return ember.sigmoid(t)
+
+
+def _graph(input):
+    """Whether the op with a backward record is wanted (a graph, or tangents to carry) rather than the cheaper one."""
+    return GRAD[0] and input._requires_grad or FORWARD[0] is not None
 
 
 # ---------------- the factory ----------------
@@ -356,7 +361,7 @@ def elu(input, alpha=1.0, inplace=False):
     if inplace:
         return elu_(input, alpha)
     _check(input, "elu_cpu", "elu")
-    return dispatch1(_ELU if GRAD[0] and input._requires_grad else _ELU_NOGRAD, input, float(alpha), 1.0, 1.0)
+    return dispatch1(_ELU if _graph(input) else _ELU_NOGRAD, input, float(alpha), 1.0, 1.0)
 
 
 elu_ = _inplace_pair(elu, "elu_")
@@ -367,7 +372,7 @@ def selu(input, inplace=False):
     if inplace:
         return selu_(input)
     _check(input, "elu_cpu", "selu")
-    return dispatch1(_ELU if GRAD[0] and input._requires_grad else _ELU_NOGRAD, input, _SELU_ALPHA, _SELU_SCALE,
+    return dispatch1(_ELU if _graph(input) else _ELU_NOGRAD, input, _SELU_ALPHA, _SELU_SCALE,
                      1.0)
 
 
@@ -381,7 +386,7 @@ def celu(input, alpha=1.0, inplace=False):
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     _check(input, "elu_cpu", "celu")
-    return dispatch1(_CELU if GRAD[0] and input._requires_grad else _ELU_NOGRAD, input, float(alpha), 1.0,
+    return dispatch1(_CELU if _graph(input) else _ELU_NOGRAD, input, float(alpha), 1.0,
                      1.0 / alpha)
 
 
@@ -514,7 +519,7 @@ def gelu(input, approximate="none"):
     _check(input, "GeluKernelImpl", "gelu")
     if approximate == "tanh":
         return dispatch1(_GELU_TANH, input)
-    return dispatch1(_GELU if GRAD[0] and input._requires_grad else _GELU_NOGRAD, input)
+    return dispatch1(_GELU if _graph(input) else _GELU_NOGRAD, input)
 
 
 # ---------------- silu, mish, softplus, logsigmoid ----------------
@@ -681,7 +686,7 @@ def softplus(input, beta=1.0, threshold=20.0):
     if AUTOCAST[0]:
         input, = cast_args("softplus", (input,))
     _check(input, "softplus_cpu", "softplus")
-    op = _SOFTPLUS if GRAD[0] and input._requires_grad else _SOFTPLUS_NOGRAD
+    op = _SOFTPLUS if _graph(input) else _SOFTPLUS_NOGRAD
     return dispatch1(op, input, float(beta), float(threshold))
 
 

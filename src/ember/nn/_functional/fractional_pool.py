@@ -15,6 +15,7 @@ from ..._ops._dispatch import Op, dispatch1, dispatch2
 from ..._ops.random import rand
 from ..._tensor import Tensor
 from ...autograd.grad_mode import GRAD
+from ...autograd.graph import FORWARD
 from ._args import check_tensor, not_tensor, type_name
 from .pooling import _TYPE_NAMES, SCATTER
 
@@ -210,7 +211,10 @@ def _fractional(nd, input, kernel_size, output_size, output_ratio, _random_sampl
     if input._requires_grad and GRAD[0]:
         out = dispatch2(_FRACTIONAL[nd], input, _random_samples, nd, k, outs)
         return out, Tensor._make(out.grad_fn.extra)
-    return dispatch2(_FRACTIONAL_NOGRAD, input, _random_samples, nd, k, outs)
+    out, idx = dispatch2(_FRACTIONAL_NOGRAD, input, _random_samples, nd, k, outs)
+    if FORWARD[0] is not None:
+        FORWARD[0].picked(out, input, idx, nd)
+    return out, idx
 
 
 def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,

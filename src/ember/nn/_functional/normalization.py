@@ -303,10 +303,14 @@ def _norm_bwd_graph(ctx, g, x):
     grads = [gx.reshape(x.shape)]
     xhat = xhat.reshape(x.shape)
     if has_w:
-        grads.append((g * xhat).sum(waxes).reshape(ctx.shapes[1]))
+        grads.append(_summed(g * xhat, waxes).reshape(ctx.shapes[1]))
     if has_b:
-        grads.append(g.sum(waxes).reshape(ctx.shapes[-1]))
+        grads.append(_summed(g, waxes).reshape(ctx.shapes[-1]))
     return tuple(grads)
+
+
+def _summed(t, axes):
+    return t.sum(axes) if axes else t  # sum(()) would reduce every dim
 
 
 _OPS = {}

@@ -12,6 +12,7 @@ from numpy.lib.stride_tricks import sliding_window_view as _np_windows
 from ..._backend import XP, deferred, jit
 from ..._ops._dispatch import Op, dispatch1
 from ...autograd.grad_mode import GRAD
+from ...autograd.graph import FORWARD
 from ._args import check_tensor
 
 __all__ = [
@@ -259,6 +260,8 @@ def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, retu
         out = dispatch1(_MAX[nd], input, nd, k, s, p, d, outs, offsets)
         return (out, _make(out.grad_fn.extra)) if return_indices else out
     out, idx = dispatch1(_MAX_NOGRAD, input, nd, k, s, p, d, outs, offsets)
+    if FORWARD[0] is not None:
+        FORWARD[0].picked(out, input, idx, nd)
     return (out, idx) if return_indices else out
 
 
@@ -670,6 +673,8 @@ def _adaptive_max(nd, input, output_size, return_indices):
         out = dispatch1(_ADAPTIVE_MAX[nd], input, nd, gather, positions, outs)
         return (out, _make(out.grad_fn.extra)) if return_indices else out
     out, idx = dispatch1(_ADAPTIVE_MAX_NOGRAD, input, nd, gather, positions, outs)
+    if FORWARD[0] is not None:
+        FORWARD[0].picked(out, input, idx, nd)
     return (out, idx) if return_indices else out
 
 
