@@ -206,3 +206,30 @@ def test_outside_a_level_nothing_changes():
     x = _t(3).requires_grad_()
     (x * x).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 2 * x.detach().numpy())
+
+
+def test_func_jvp_and_jacfwd_run_in_forward_mode(monkeypatch):
+    from ember import func
+    from ember.func import _transforms
+    opened = []
+    real = _transforms._forward_jvp
+    monkeypatch.setattr(_transforms, "_forward_jvp", lambda *a: opened.append(1) or real(*a))
+    x, v = _t(4), _t(4, seed=1)
+
+    def f(t):
+        return (t.sin() * t ** 3).sum()
+    # Hessian-vector product, forward over reverse: jvp of grad
+    _, hvp = func.jvp(func.grad(f), (x,), (v,))
+    hess = ember.autograd.functional.hessian(f, x)
+    np.testing.assert_allclose(hvp.numpy(), (hess @ v).numpy(), rtol=1e-10)
+    np.testing.assert_allclose(func.hessian(f)(x).numpy(), hess.numpy(), rtol=1e-10)
+    a, b = _t(2, 3, seed=2), _t(3, seed=3)
+    (ja, jb), aux = func.jacfwd(lambda a, b: (a @ b.exp(), b.sum()), argnums=(0, 1), has_aux=True)(a, b)
+    ra, rb = func.jacrev(lambda a, b: a @ b.exp(), argnums=(0, 1))(a, b)
+    np.testing.assert_allclose(ja.numpy(), ra.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(jb.numpy(), rb.numpy(), rtol=1e-12)
+    assert float(aux) == pytest.approx(float(b.sum()))
+    # a jvp inside a jvp: the inner one takes reverse mode (one level at a time)
+    _, inner = func.jvp(lambda t: func.jvp(lambda s: (s ** 3).sum(), (t,), (v,))[1], (x,), (v,))
+    np.testing.assert_allclose(float(inner), float((6 * x * v * v).sum()), rtol=1e-10)
+    assert opened

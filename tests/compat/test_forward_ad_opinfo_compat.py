@@ -96,3 +96,79 @@ def test_forward_ad_matches_torch_over_opinfo():
     bad = {k: v for k, v in results.items() if v != "ok" and k not in KNOWN}
     assert not bad, bad
     assert len(results) > 400
+
+
+SYMMETRIC = {
+    "linalg.eigh": "a non-symmetric direction for a symmetric input: its lower triangle is what the op reads",
+    "linalg.eigvalsh": "a non-symmetric direction for a symmetric input: its lower triangle is what the op reads",
+    "linalg.pinv.hermitian": "a non-symmetric direction for a symmetric input: its lower triangle is what the op reads",
+}
+
+
+def _hvp_result(op):
+    """'ok', None (not compared) or why func.jvp(func.grad(f)) differs from reverse over reverse on op's samples."""
+    try:
+        fn = H.ember_callable(op)
+    except AttributeError:
+        return None
+    if fn is None or "float64" not in {str(d).split(".")[1] for d in op.supported_dtypes("cpu")}:
+        return None
+    torch.manual_seed(0)
+    try:
+        samples = list(op.sample_inputs("cpu", torch.float64))[:3]
+    except Exception:  # noqa: BLE001 - torch's own sample generator failing is not ember's failure
+        return None
+    for k, s in enumerate(samples):
+        if not isinstance(s.input, torch.Tensor) or not s.input.dtype.is_floating_point or not s.input.numel():
+            continue
+        try:
+            args = H.to_ember([list(s.args), dict(s.kwargs)])
+        except H.NotCompared:
+            continue
+        rng = np.random.default_rng(k)
+        x0 = s.input.detach().numpy().copy()
+        v = ember.tensor(rng.standard_normal(x0.shape))
+        try:
+            floats = [o for o in H._flat(fn(ember.tensor(x0), *args[0], **args[1]), [])
+                      if isinstance(o, ember.Tensor) and o.dtype.is_floating_point]
+        except Exception:  # noqa: BLE001 - the forward's own failures are the OpInfo harness's business
+            continue
+        ws = [ember.tensor(rng.standard_normal(tuple(o.shape))) for o in floats]
+        if not ws:
+            continue
+
+        def f(x):
+            out = [o for o in H._flat(fn(x, *args[0], **args[1]), [])
+                   if isinstance(o, ember.Tensor) and o.dtype.is_floating_point]
+            return sum((o * w).sum() for o, w in zip(out, ws))
+        try:  # the reference: reverse over reverse (skipped where the op has no second derivative)
+            x = ember.tensor(x0, requires_grad=True)
+            g, = ember.autograd.grad(f(x), x, create_graph=True, allow_unused=True)
+            if g is None or not g.requires_grad:
+                continue
+            want, = ember.autograd.grad((g * v).sum(), x, allow_unused=True)
+        except Exception:  # noqa: BLE001
+            continue
+        try:
+            _, got = ember.func.jvp(ember.func.grad(f), (ember.tensor(x0),), (v,))
+            np.testing.assert_allclose(got.detach().numpy(), 0 if want is None else want.detach().numpy(),
+                                       rtol=1e-6, atol=1e-6)
+        except Exception as e:  # noqa: BLE001 - reported with the op's name
+            return f"sample {k}: {type(e).__name__}: {str(e).strip()[:200]}"
+    return "ok"
+
+
+def test_forward_over_reverse_matches_reverse_over_reverse_over_opinfo():
+    """Hessian-vector products through forward mode (func.jvp of func.grad, the backward run as recorded ops that
+    carry tangents) equal those of reverse over reverse."""
+    results = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for op in H.load():
+            if op.supports_fwgrad_bwgrad:
+                r = _hvp_result(op)
+                if r is not None:
+                    results[H.op_id(op)] = r
+    bad = {k: v for k, v in results.items() if v != "ok" and k not in SYMMETRIC}
+    assert not bad, bad
+    assert len(results) > 400

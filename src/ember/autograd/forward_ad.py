@@ -15,6 +15,7 @@ its base's); custom autograd.Functions need a `jvp` staticmethod, as in torch. O
 leaving it forgets every tangent. Ops that are not differentiable (comparisons, argmax, integer results) give
 outputs without tangents.
 """
+import weakref
 from collections import namedtuple
 
 from .grad_mode import GRAD
@@ -139,7 +140,16 @@ def _attach(out, tangents):
     outs = out if isinstance(out, tuple) else (out,)
     for o, t in zip(outs, tangents):
         if t is not None and _differentiable(o):
-            _set(o, _fit(t, o))
+            t = _fit(t, o)
+            _set(o, t)
+            node = o._grad_fn
+            if node is not None:  # a backward that reads this saved output gets the tangent back (see outputs)
+                _OUTPUT_TANGENTS.setdefault(node, {})[o._output_nr] = (_EPOCH[0], t)
+
+
+# node -> {output index: (epoch, tangent)}: OpNode.outputs rebuilds saved outputs as new tensors, which must carry
+# their tangents for a backward run as recorded ops (forward over reverse)
+_OUTPUT_TANGENTS = weakref.WeakKeyDictionary()
 
 
 _WRITING = [0]  # > 0 while a write whose tangent is taken care of runs
@@ -174,6 +184,13 @@ class _Hooks:
             return out
         finally:
             FORWARD[0] = _HOOKS
+
+    @staticmethod
+    def saved_output(node, i, t):
+        """t is output i of node, rebuilt from what the node saved."""
+        entry = _OUTPUT_TANGENTS.get(node, {}).get(i)
+        if entry is not None and entry[0] == _EPOCH[0]:
+            _set(t, entry[1])
 
     @staticmethod
     def picked(out, input, idx, nd):
@@ -275,6 +292,9 @@ def _through_backward(plain, op, inputs, tangents, attrs):
     try:
         xs = [x if t is None else (x.view_as(x) if x._requires_grad else x.detach().requires_grad_(True))
               for x, t in zip(inputs, tangents)]
+        for x, t in zip(xs, tangents):
+            if t is not None:  # the record saves the aliases: a backward through it (forward over reverse) sees them
+                _set(x, t)
         out = plain(op, xs, attrs)
         ys = out if isinstance(out, tuple) else (out,)
         live = [i for i, y in enumerate(ys) if y.requires_grad]
@@ -293,8 +313,9 @@ def _through_backward(plain, op, inputs, tangents, attrs):
                                           f"no tangent can be taken from it")
         pairs = [(g, t.to(g.dtype) if t.dtype != g.dtype else t) for g, (_, t) in zip(vjps, want)
                  if g is not None and g.requires_grad]
-        jv = ember.autograd.grad([g for g, _ in pairs], us, [t for _, t in pairs], allow_unused=True) \
-            if pairs else [None] * len(us)
+        # retain_graph: the vjps' graph reaches into the caller's (through aliases of inputs that require grad)
+        jv = ember.autograd.grad([g for g, _ in pairs], us, [t for _, t in pairs], retain_graph=True,
+                                 allow_unused=True) if pairs else [None] * len(us)
     finally:
         GRAD[0] = prev
     res = [None] * len(ys)

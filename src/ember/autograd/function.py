@@ -109,6 +109,8 @@ def _unpack(node, s):
             t._requires_grad = True
             t._grad_fn = node
             t._output_nr = nr
+        if FORWARD[0] is not None:
+            FORWARD[0].saved_output(node, nr, t)
         return t
     t, version = s
     if t._vc.v != version:

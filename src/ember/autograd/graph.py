@@ -370,6 +370,8 @@ class OpNode(Node):
                 t._requires_grad = True
                 t._grad_fn = self
                 t._output_nr = i
+            if FORWARD[0] is not None:
+                FORWARD[0].saved_output(self, i, t)
             res.append(t)
         return res
 

@@ -1,13 +1,14 @@
-"""torch.func's transforms (grad, vjp, jvp, jacrev, jacfwd, hessian, vmap) on top of ember's reverse-mode autograd.
+"""torch.func's transforms (grad, vjp, jvp, jacrev, jacfwd, hessian, vmap) on top of ember's autograd.
 
 NOTE [ Transforms without functorch levels ]
-ember has no batching rules, and its forward-mode AD (autograd.forward_ad) has a single level, so it cannot nest
-inside these transforms (jvp(grad(f)) differentiates a backward pass). The transforms are built from ordinary
-reverse-mode autograd:
+ember has no batching rules, and forward-mode AD (autograd.forward_ad) has one level at a time. The transforms:
 - grad / vjp / jacrev differentiate with respect to fresh leaves (inputs that already require grad get a
-  differentiable alias instead, so an enclosing transform or an outer backward still sees through them);
-- jvp and jacfwd use the double-vjp trick (a vjp is linear in its cotangent; differentiating it with respect to
-  the cotangent gives the jvp), so they need ops that are twice differentiable;
+  differentiable alias instead, so an enclosing transform or an outer backward still sees through them); a leaf
+  keeps its input's tangent, and inside a jvp the backward runs as recorded ops, so jvp(grad(f)) (a Hessian-vector
+  product) is forward over reverse;
+- jvp and jacfwd run in forward mode (dual tensors; jacfwd one jvp per input element); a jvp inside another
+  falls back to the double-vjp trick (a vjp is linear in its cotangent; differentiating it with respect to the
+  cotangent gives the jvp), which needs ops that are twice differentiable;
 - vmap calls the function once per batch entry and stacks the results: the values are those of torch.func,
   the speed is that of a Python loop.
 Results carry a graph only where something outside the transform can use it: when grad mode is on and some input
@@ -16,8 +17,10 @@ tensor (transformed or not) requires grad, as when the transforms are nested.
 from .._ops.creation import zeros, zeros_like
 from .._ops.join import stack
 from .._tensor import Tensor
+from ..autograd import forward_ad as _fw
 from ..autograd import grad as _autograd_grad
 from ..autograd.grad_mode import GRAD
+from ..autograd.graph import FORWARD
 from ._pytree import broadcast_prefix, tree_flatten, tree_unflatten
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "linearize"]
@@ -62,12 +65,14 @@ def _reaches_outside(t, own):
 
 
 def _track(v):
-    """A tensor to differentiate with respect to, standing for input v."""
+    """A tensor to differentiate with respect to, standing for input v (with v's tangent, inside jvp)."""
     if not isinstance(v, Tensor):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(v)}")
     if v._requires_grad:
         return v.view_as(v)
-    return v.detach().requires_grad_(True)
+    tangent = _fw.tangent_of(v)
+    leaf = v.detach().requires_grad_(True)
+    return leaf if tangent is None else _fw.make_dual(leaf, tangent)
 
 
 def _argnums(argnums, nargs):
@@ -100,8 +105,9 @@ def _grads(outputs, inputs, grad_outputs, create_graph):
     if not pairs:
         res = [None] * len(inputs)
     else:
+        # inside jvp the backward runs as recorded ops, which carry the tangents (forward over reverse)
         res = _autograd_grad([o for o, _ in pairs], inputs, [g for _, g in pairs], retain_graph=True,
-                             create_graph=create_graph, allow_unused=True)
+                             create_graph=create_graph or FORWARD[0] is not None, allow_unused=True)
     return [zeros_like(x) if g is None else g for g, x in zip(res, inputs)]
 
 
@@ -114,13 +120,19 @@ def _detach(tree, keep, own=None):
     for v in leaves:
         if isinstance(v, Tensor) and v._requires_grad and (
                 not keep or v._grad_fn is None or not _reaches_outside(v, own)):
-            v = v.detach()
+            tangent = _fw.tangent_of(v)
+            v = v.detach() if tangent is None else _fw.make_dual(v.detach(), tangent)
         out.append(v)
     return tree_unflatten(out, spec)
 
 
 def _own(trees):
-    return {id(v) for leaves, _ in trees for v in leaves if v._grad_fn is None}
+    return {id(_leaf_of(v)) for leaves, _ in trees for v in leaves if _leaf_of(v)._grad_fn is None}
+
+
+def _leaf_of(v):
+    """The leaf a tracked tensor stands on (itself, or the base of the dual view _track made)."""
+    return v._base if v._base is not None and _fw.tangent_of(v) is not None else v
 
 
 def _split_aux(out, has_aux, api):
@@ -198,7 +210,7 @@ def _vjp(func, primals, has_aux, keep):
         with _Grad():
             gs = _grads(out_flat, tracked, ct_flat, cg)
         return tree_unflatten(gs if create_graph else _detach(gs, cg, own), spec)
-    own = {id(v) for v in tracked if v._grad_fn is None}
+    own = {id(_leaf_of(v)) for v in tracked if _leaf_of(v)._grad_fn is None}
     return out_flat, out_spec, vjp_fn, aux, own
 
 
@@ -223,6 +235,8 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         if isinstance(p, Tensor) and isinstance(t, Tensor) and tuple(p.shape) != tuple(t.shape):
             raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same shape. "
                                f"Got primal shape {tuple(p.shape)} and tangent shape {tuple(t.shape)}")
+    if _fw._LEVEL[0] < 0:  # forward-mode AD, unless a jvp is already open around this one
+        return _forward_jvp(func, primals, tangents, has_aux)
     keep = _tracked()
     out_flat, out_spec, vjp_fn, aux, own = _vjp(func, primals, has_aux, True)
     with _Grad():
@@ -234,6 +248,28 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     out = _detach(tree_unflatten(out_flat, out_spec), keep, own)
     jv = _detach(tree_unflatten(jv, out_spec), keep, own)
     return (out, jv, _detach(aux, keep, own)) if has_aux else (out, jv)
+
+
+def _forward_jvp(func, primals, tangents, has_aux):
+    """jvp through autograd.forward_ad: the primals become dual tensors (NOTE [ Forward-mode AD ])."""
+    p_flat, p_spec = tree_flatten(primals)
+    t_flat = tree_flatten(tangents)[0]
+    with _fw.dual_level():
+        duals = [_fw.make_dual(p, t.to(p.dtype) if t.dtype != p.dtype else t) if isinstance(p, Tensor) else p
+                 for p, t in zip(p_flat, t_flat)]
+        out, aux = _split_aux(func(*tree_unflatten(duals, p_spec)), has_aux, "jvp")
+        out_flat, out_spec = tree_flatten(out)
+        prims, tans = [], []
+        for o in out_flat:
+            if not isinstance(o, Tensor):
+                raise RuntimeError(f"jvp(f, primals, tangents): Expected f(*primals) to be a tensor or tuple of "
+                                   f"tensors, got {type(o)}")
+            primal, tangent = _fw.unpack_dual(o)
+            prims.append(primal)
+            tans.append(zeros_like(o) if tangent is None else tangent)
+    out = tree_unflatten(prims, out_spec)
+    jv = tree_unflatten(tans, out_spec)
+    return (out, jv, aux) if has_aux else (out, jv)
 
 
 def linearize(func, *primals):
@@ -282,8 +318,54 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """Same as `torch.func.jacfwd` (computed in reverse mode: the same values)."""
-    return jacrev(func, argnums, has_aux=has_aux)
+    """Same as `torch.func.jacfwd`: one forward-mode jvp per input element (reverse mode inside an open jvp)."""
+    rev = jacrev(func, argnums, has_aux=has_aux)
+
+    def wrapper(*args):
+        if _fw._LEVEL[0] >= 0:
+            return rev(*args)
+        nums = _argnums(argnums, len(args))
+        leaves = [tree_flatten(args[n]) for n in nums]
+        for flat, _ in leaves:
+            for v in flat:
+                if not isinstance(v, Tensor):
+                    raise ValueError(f"Thing passed to transform API must be Tensor, got {type(v)}")
+        cols, out_spec, aux = None, None, None
+        flat_inputs = [v for flat, _ in leaves for v in flat]
+        for i, x in enumerate(flat_inputs):
+            for k in range(x.numel()):
+                e = [zeros_like(v) for v in flat_inputs]
+                e[i].view(-1)[k] = 1
+                tangents, j = list(args), 0
+                tangents = [zeros_like(a) if isinstance(a, Tensor) else a for a in args]
+                for n, (flat, spec) in zip(nums, leaves):
+                    tangents[n] = tree_unflatten(e[j:j + len(flat)], spec)
+                    j += len(flat)
+                res = jvp(func, tuple(args), tuple(tangents), has_aux=has_aux)
+                out, jv = res[0], res[1]
+                if has_aux:
+                    aux = res[2]
+                o_flat, out_spec = tree_flatten(out)
+                jv_flat = tree_flatten(jv)[0]
+                if cols is None:
+                    cols = [[[] for _ in flat_inputs] for _ in o_flat]
+                for c, t in zip(cols, jv_flat):
+                    c[i].append(t)
+        if cols is None:
+            return rev(*args)
+        jacs = []
+        for o, per_input in zip(o_flat, cols):
+            js = [stack(ts, dim=-1).reshape(tuple(o.shape) + tuple(x.shape)) if ts else
+                  zeros(tuple(o.shape) + tuple(x.shape), dtype=o.dtype, device=o.device)
+                  for ts, x in zip(per_input, flat_inputs)]
+            trees, j = [], 0
+            for flat, spec in leaves:
+                trees.append(tree_unflatten(js[j:j + len(flat)], spec))
+                j += len(flat)
+            jacs.append(trees[0] if isinstance(argnums, int) else tuple(trees))
+        res = tree_unflatten(jacs, out_spec)
+        return (res, aux) if has_aux else res
+    return wrapper
 
 
 def hessian(func, argnums=0):
