@@ -38,6 +38,9 @@ __all__ = [
     "feature_alpha_dropout",
     "feature_alpha_dropout_",
     "fill",
+    "grid_sampler",
+    "grid_sampler_2d",
+    "grid_sampler_3d",
     "fill_",
     "gcd_",
     "get_device",
@@ -287,6 +290,22 @@ def pixel_shuffle(input, upscale_factor):
 def pixel_unshuffle(input, downscale_factor):
     """Same as `torch.pixel_unshuffle`."""
     return _f().pixel_unshuffle(input, downscale_factor)
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """Same as `torch.grid_sampler`."""
+    return importlib.import_module("ember.nn._functional.vision").grid_sampler(
+        input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
+    """Same as `torch.grid_sampler_2d`."""
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
+    """Same as `torch.grid_sampler_3d`."""
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
 
 
 def channel_shuffle(input, groups):

@@ -202,6 +202,54 @@ def test_grid_sample_padding_gradcheck(padding_mode, mode):
         lambda a, b: F.grid_sample(a, b, mode=mode, padding_mode=padding_mode, align_corners=False), [x, g])
 
 
+def ref_grid_sample_3d(x, grid, align_corners):
+    """Trilinear, zeros padding."""
+    n, c, d, h, w = x.shape
+    out = np.zeros((n, c) + grid.shape[1:4])
+    for b, i, j, k in np.ndindex(n, *grid.shape[1:4]):
+        p = []
+        for v, size in zip(grid[b, i, j, k], (w, h, d)):
+            p.append((v + 1) / 2 * (size - 1) if align_corners else ((v + 1) * size - 1) / 2)
+        px, py, pz = p
+        for zz in (math.floor(pz), math.floor(pz) + 1):
+            for yy in (math.floor(py), math.floor(py) + 1):
+                for xx in (math.floor(px), math.floor(px) + 1):
+                    if 0 <= zz < d and 0 <= yy < h and 0 <= xx < w:
+                        wt = (1 - abs(px - xx)) * (1 - abs(py - yy)) * (1 - abs(pz - zz))
+                        out[b, :, i, j, k] += wt * x[b, :, zz, yy, xx]
+    return out
+
+
+@pytest.mark.parametrize("align", [False, True])
+def test_grid_sample_volumetric_matches_trilinear_reference(align):
+    rng = np.random.default_rng(3)
+    x, g = rng.normal(size=(2, 2, 3, 4, 5)), rng.uniform(-1.2, 1.2, (2, 2, 3, 2, 3))
+    got = F.grid_sample(ember.tensor(x), ember.tensor(g), align_corners=align).numpy()
+    np.testing.assert_allclose(got, ref_grid_sample_3d(x, g, align), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_bicubic_and_volumetric_gradcheck(padding_mode):
+    rng = np.random.default_rng(4)
+    x = ember.tensor(rng.normal(size=(1, 2, 4, 5)), requires_grad=True)
+    g = ember.tensor(rng.uniform(-1.3, 1.3, (1, 2, 3, 2)), requires_grad=True)
+    assert ember.autograd.gradcheck(lambda a, b: F.grid_sample(a, b, mode="bicubic", padding_mode=padding_mode,
+                                                               align_corners=False), [x, g])
+    x3 = ember.tensor(rng.normal(size=(1, 2, 3, 3, 4)), requires_grad=True)
+    g3 = ember.tensor(rng.uniform(-1.3, 1.3, (1, 2, 2, 1, 3)), requires_grad=True)
+    for mode in ("bilinear", "nearest"):
+        assert ember.autograd.gradcheck(lambda a, b: F.grid_sample(a, b, mode=mode, padding_mode=padding_mode,
+                                                                   align_corners=True), [x3, g3])
+
+
+def test_grid_sample_bicubic_at_the_pixels_is_the_input():
+    x = ember.randn(1, 2, 4, 5, dtype=ember.float64)
+    theta = ember.tensor([[[1.0, 0, 0], [0, 1.0, 0]]], dtype=ember.float64)
+    grid = F.affine_grid(theta, (1, 2, 4, 5), align_corners=True)
+    y = F.grid_sample(x, grid, mode="bicubic", align_corners=True)
+    np.testing.assert_allclose(y.numpy(), x.numpy(), rtol=1e-12, atol=1e-12)
+
+
 def test_grid_sample_identity_grid_reproduces_input():
     x = ember.randn(2, 3, 4, 5, dtype=ember.float64)
     theta = ember.tensor([[[1.0, 0, 0], [0, 1.0, 0]]] * 2, dtype=ember.float64)

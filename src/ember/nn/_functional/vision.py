@@ -322,51 +322,126 @@ def _source_coord(coord, size, padding_mode, align_corners):
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
-    """Same as `torch.nn.functional.grid_sample` for 4-D input with bilinear or nearest mode."""
+    """Same as `torch.nn.functional.grid_sample`: 4-D input (bilinear, nearest, bicubic) and 5-D input
+    (trilinear as 'bilinear', nearest). A composite of ember ops, so input and grid are differentiable."""
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
                          f"but got: '{mode}'")
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
-    if mode == "bicubic" or input.ndim != 4:
-        raise NotImplementedError("grid_sample supports only 4-D input with bilinear or nearest mode")
-    if grid.ndim != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
-        raise RuntimeError(f"grid_sampler(): expected grid to have size 2 in last dimension and the same batch "
-                           f"size as input, but got grid with sizes {list(grid.shape)} and input with sizes "
-                           f"{list(input.shape)}")
-    align_corners = _default_align(align_corners)
-    n, _c, h, w = input.shape
-    ix = _source_coord(grid[..., 0], w, padding_mode, align_corners)
-    iy = _source_coord(grid[..., 1], h, padding_mode, align_corners)
-    channels_last = input.permute(0, 2, 3, 1)  # (N, H, W, C): one gather yields every channel
-    batch = (np if input._data.__class__ is np.ndarray else XP[input._data.__class__]).arange(n).reshape(n, 1, 1)
+    return _grid_sample(input, grid, mode, padding_mode, _default_align(align_corners))
+
+
+def _grid_sample(input, grid, mode, padding_mode, align_corners):
+    nd = input.ndim - 2
+    if grid.shape[-1] != nd or grid.ndim != input.ndim:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {nd} in last dimension, but got grid with "
+                           f"sizes {list(grid.shape)}")
+    if grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
+                           f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if nd not in (2, 3):
+        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but "
+                           f"got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if mode == "bicubic" and nd != 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    sizes = tuple(input.shape[2:])  # (H, W) or (D, H, W); the grid's last dim lists x (W) first
+    n = input.shape[0]
+    channels_last = input.permute(0, *range(2, nd + 2), 1)  # one gather yields every channel
+    xp = np if input._data.__class__ is np.ndarray else XP[input._data.__class__]
+    batch = xp.arange(n).reshape((n,) + (1,) * nd)
+    if mode == "bicubic":
+        return _bicubic(channels_last, batch, grid, sizes, padding_mode, align_corners)
+    coords = [_source_coord(grid[..., nd - 1 - k], sizes[k], padding_mode, align_corners) for k in range(nd)]
     if mode == "nearest":
-        # ix * 0 keeps grid in the graph: torch gives it a zero gradient here
-        return _corner(channels_last, batch, np.rint(iy.detach()._data), np.rint(ix.detach()._data), h, w,
-                       ix * 0 + 1)
-    x0 = np.floor(ix.detach()._data)
-    y0 = np.floor(iy.detach()._data)
-    wx1 = ix - _const(x0, x0.dtype)
-    wy1 = iy - _const(y0, y0.dtype)
-    wx0, wy0 = 1 - wx1, 1 - wy1
-    out = _corner(channels_last, batch, y0, x0, h, w, wy0 * wx0)
-    out = out + _corner(channels_last, batch, y0, x0 + 1, h, w, wy0 * wx1)
-    out = out + _corner(channels_last, batch, y0 + 1, x0, h, w, wy1 * wx0)
-    out = out + _corner(channels_last, batch, y0 + 1, x0 + 1, h, w, wy1 * wx1)
+        # coord * 0 keeps grid in the graph: torch gives it a zero gradient here
+        return _corner(channels_last, batch, [np.rint(c.detach()._data) for c in coords], sizes, coords[0] * 0 + 1)
+    lows = [np.floor(c.detach()._data) for c in coords]
+    upper = [c - _const(lo, lo.dtype) for c, lo in zip(coords, lows)]  # the weights of the upper neighbours
+    out = None
+    for corner in range(1 << nd):  # each corner of the cell: bit k set takes the upper neighbour along dim k
+        weight, at = None, []
+        for k in range(nd):
+            hi = corner >> (nd - 1 - k) & 1
+            f = upper[k] if hi else 1 - upper[k]
+            weight = f if weight is None else weight * f
+            at.append(lows[k] + hi)
+        term = _corner(channels_last, batch, at, sizes, weight)
+        out = term if out is None else out + term
     return out
 
 
-def _corner(channels_last, batch, y, x, h, w, weight):
-    """Values at integer positions (zero outside the image), times weight, as (N, C, Ho, Wo)."""
+_CUBIC_A = -0.75  # torch's (and OpenCV's) cubic convolution coefficient
+
+
+def _cubic_weights(t):
+    """The four cubic convolution weights of taps at -1, 0, 1, 2 for fractional positions t (a Tensor)."""
+    a = _CUBIC_A
+    t1, t2 = t + 1, 2 - t
+    u = 1 - t
+    return (((a * t1 - 5 * a) * t1 + 8 * a) * t1 - 4 * a,
+            ((a + 2) * t - (a + 3)) * t * t + 1,
+            ((a + 2) * u - (a + 3)) * u * u + 1,
+            ((a * t2 - 5 * a) * t2 + 8 * a) * t2 - 4 * a)
+
+
+def _tap(c, size, padding_mode, align_corners):
+    """Integer tap positions c (a NumPy-like array) after the padding rule, as torch's bicubic applies it per tap."""
+    if padding_mode == "border":
+        return np.clip(c, 0, size - 1)
+    if padding_mode == "reflection":
+        lo2, hi2 = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+        if lo2 == hi2:
+            return c * 0
+        lo, span = lo2 / 2, (hi2 - lo2) / 2
+        d = np.abs(c - lo)
+        extra, flips = np.fmod(d, span), np.floor(d / span)
+        return np.clip(np.where(flips % 2 == 0, extra + lo, span - extra + lo), 0, size - 1)
+    return c
+
+
+def _bicubic(channels_last, batch, grid, sizes, padding_mode, align_corners):
+    h, w = sizes
+    ix = _unnormalize(grid[..., 0], w, align_corners)
+    iy = _unnormalize(grid[..., 1], h, align_corners)
+    x0, y0 = np.floor(ix.detach()._data), np.floor(iy.detach()._data)
+    wx = _cubic_weights(ix - _const(x0, x0.dtype))
+    wy = _cubic_weights(iy - _const(y0, y0.dtype))
+    out = None
+    for i in range(4):
+        yy = _tap(y0 - 1 + i, h, padding_mode, align_corners)
+        row = None
+        for j in range(4):
+            v = _corner(channels_last, batch, [yy, _tap(x0 - 1 + j, w, padding_mode, align_corners)], sizes, wx[j])
+            row = v if row is None else row + v
+        term = row * wy[i].unsqueeze(1)
+        out = term if out is None else out + term
+    return out
+
+
+def _corner(channels_last, batch, at, sizes, weight):
+    """Values at integer positions `at` (one array per spatial dim; zero outside the input), times weight, in
+    channels-first layout."""
     import ember
-    inside = (x >= 0) & (x <= w - 1) & (y >= 0) & (y <= h - 1)
-    yi = ember.Tensor._make(np.clip(y, 0, h - 1).astype(np.int64))
-    xi = ember.Tensor._make(np.clip(x, 0, w - 1).astype(np.int64))
-    vals = channels_last[ember.Tensor._make(batch), yi, xi]  # (N, Ho, Wo, C)
+    inside = None
+    index = [ember.Tensor._make(batch)]
+    for c, size in zip(at, sizes):
+        ok = (c >= 0) & (c <= size - 1)
+        inside = ok if inside is None else inside & ok
+        index.append(ember.Tensor._make(np.clip(c, 0, size - 1).astype(np.int64)))
+    vals = channels_last[tuple(index)]  # (N, *spatial, C)
     mask = _const(inside, channels_last._data.dtype)
     scale = mask if weight is None else weight * mask
-    return (vals * scale.unsqueeze(-1)).permute(0, 3, 1, 2)
+    nd = len(sizes)
+    return (vals * scale.unsqueeze(-1)).permute(0, nd + 1, *range(1, nd + 1))
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """torch.grid_sampler's form (modes as integers: 0 bilinear, 1 nearest, 2 bicubic; padding 0 zeros, 1 border,
+    2 reflection)."""
+    return _grid_sample(input, grid, ("bilinear", "nearest", "bicubic")[interpolation_mode],
+                        ("zeros", "border", "reflection")[padding_mode], bool(align_corners))
 
 
 def _default_align(align_corners):
