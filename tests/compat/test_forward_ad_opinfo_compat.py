@@ -60,7 +60,8 @@ def _check(op, fn, sample, k):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6, atol=1e-6)
 
 
-def _result(op):
+def _samples(op, count):
+    """(ember's callable, op's first float64 samples), or None where ember has no such op or torch no samples."""
     try:
         fn = H.ember_callable(op)
     except AttributeError:
@@ -69,9 +70,16 @@ def _result(op):
         return None
     torch.manual_seed(0)
     try:
-        samples = list(op.sample_inputs("cpu", torch.float64, requires_grad=False))[:4]
+        return fn, list(op.sample_inputs("cpu", torch.float64, requires_grad=False))[:count]
     except Exception:  # noqa: BLE001 - torch's own sample generator failing is not ember's failure
         return None
+
+
+def _result(op):
+    prepared = _samples(op, 4)
+    if prepared is None:
+        return None
+    fn, samples = prepared
     for k, s in enumerate(samples):
         if not isinstance(s.input, torch.Tensor) or not s.input.dtype.is_floating_point:
             continue
@@ -84,18 +92,23 @@ def _result(op):
     return "ok"
 
 
-def test_forward_ad_matches_torch_over_opinfo():
+def _sweep(supported, result, known):
+    """result(op) over the OpInfos with `supported` set: every op but those in `known` must answer 'ok'."""
     results = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for op in H.load():
-            if op.supports_forward_ad:
-                r = _result(op)
+            if getattr(op, supported):
+                r = result(op)
                 if r is not None:
                     results[H.op_id(op)] = r
-    bad = {k: v for k, v in results.items() if v != "ok" and k not in KNOWN}
+    bad = {k: v for k, v in results.items() if v != "ok" and k not in known}
     assert not bad, bad
     assert len(results) > 400
+
+
+def test_forward_ad_matches_torch_over_opinfo():
+    _sweep("supports_forward_ad", _result, KNOWN)
 
 
 SYMMETRIC = {
@@ -107,17 +120,10 @@ SYMMETRIC = {
 
 def _hvp_result(op):
     """'ok', None (not compared) or why func.jvp(func.grad(f)) differs from reverse over reverse on op's samples."""
-    try:
-        fn = H.ember_callable(op)
-    except AttributeError:
+    prepared = _samples(op, 3)
+    if prepared is None:
         return None
-    if fn is None or "float64" not in {str(d).split(".")[1] for d in op.supported_dtypes("cpu")}:
-        return None
-    torch.manual_seed(0)
-    try:
-        samples = list(op.sample_inputs("cpu", torch.float64))[:3]
-    except Exception:  # noqa: BLE001 - torch's own sample generator failing is not ember's failure
-        return None
+    fn, samples = prepared
     for k, s in enumerate(samples):
         if not isinstance(s.input, torch.Tensor) or not s.input.dtype.is_floating_point or not s.input.numel():
             continue
@@ -161,14 +167,4 @@ def _hvp_result(op):
 def test_forward_over_reverse_matches_reverse_over_reverse_over_opinfo():
     """Hessian-vector products through forward mode (func.jvp of func.grad, the backward run as recorded ops that
     carry tangents) equal those of reverse over reverse."""
-    results = {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for op in H.load():
-            if op.supports_fwgrad_bwgrad:
-                r = _hvp_result(op)
-                if r is not None:
-                    results[H.op_id(op)] = r
-    bad = {k: v for k, v in results.items() if v != "ok" and k not in SYMMETRIC}
-    assert not bad, bad
-    assert len(results) > 400
+    _sweep("supports_fwgrad_bwgrad", _hvp_result, SYMMETRIC)
