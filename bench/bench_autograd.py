@@ -44,3 +44,42 @@ def mlp_like_fwd_bwd_64x256(lib):
         w1.grad = None
         w2.grad = None
     return step
+
+
+def _forward_ad(lib):
+    """The library's autograd.forward_ad module (imported by name: torch and ember lay it out alike)."""
+    import importlib
+    return importlib.import_module(lib.__name__ + ".autograd.forward_ad")
+
+
+@bench("autograd")
+def jvp_forward_mode_mlp_64x256(lib):
+    """Forward-mode AD: the tangent of an MLP (Linear-ReLU-Linear-Tanh-Linear) for one input direction."""
+    fwd = _forward_ad(lib)
+    lib.manual_seed(0)
+    nn = lib.nn
+    model = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 512), nn.Tanh(), nn.Linear(512, 10))
+    rng = np.random.default_rng(6)
+    x = lib.tensor(rng.standard_normal((64, 256)).astype(np.float32))
+    t = lib.tensor(rng.standard_normal((64, 256)).astype(np.float32))
+
+    def step():
+        with fwd.dual_level():
+            return fwd.unpack_dual(model(fwd.make_dual(x, t))).tangent
+    return step
+
+
+@bench("autograd")
+def jvp_forward_mode_100_small_ops(lib):
+    """Forward-mode AD through a chain of 100 small elementwise ops (the formulas' per-op cost)."""
+    fwd = _forward_ad(lib)
+    x = lib.tensor(_SMALL)
+    t = lib.tensor(_SMALL[::-1].copy())
+
+    def step():
+        with fwd.dual_level():
+            y = fwd.make_dual(x, t)
+            for _ in range(25):
+                y = (y * 1.01 + 0.1).tanh() - y * 0.5
+            return fwd.unpack_dual(y).tangent
+    return step

@@ -75,8 +75,12 @@ def test_tangents_match_reverse_mode(name):
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-10, atol=1e-10)
 
 
+CASES["linear-relu"] = (lambda x, w, b: F.relu(F.linear(x, w, b)) + F.linear(x.unsqueeze(0), w).sum(0),
+                       [(3, 4), (5, 4), (5,)])
+
+
 @pytest.mark.parametrize("name", ["add", "sub-scalar", "mul", "div", "unary chain", "log-sqrt-reciprocal", "matmul",
-                                  "bmm", "mv-dot"])
+                                  "bmm", "mv-dot", "linear-relu"])
 def test_formulas_agree_with_the_backward_route(name, monkeypatch):
     f, shapes = CASES[name]
     lo = 0.5 if name == "log-sqrt-reciprocal" else -1.0

@@ -388,6 +388,19 @@ def _product_rules():
     return {op: product for op in (L.MM, L.BMM, L.DOT, L.MV, L.MATMUL_ND, L.MATMUL_VM)}
 
 
+def _nn_rules():
+    from ..nn._functional import activation as A
+    from ..nn._functional import linear as L
+
+    def linear(i, t, a, o):
+        x, w = i[0].detach(), i[1].detach()
+        return _sum_terms(None if t[0] is None else L.linear(t[0], w), None if t[1] is None else L.linear(x, t[1]),
+                          t[2] if len(t) > 2 else None)
+    rules = {op: linear for op in L._LINEAR.values()}
+    rules[A._RELU] = lambda i, t, a, o: t[0] * (i[0].detach() > 0).to(t[0].dtype)
+    return rules
+
+
 class _Rules(dict):
     """Op -> formula, filled on first use (the op modules import after this one)."""
 
@@ -396,6 +409,7 @@ class _Rules(dict):
             self.update(_binary_rules())
             self.update(_unary_rules())
             self.update(_product_rules())
+            self.update(_nn_rules())
         return dict.get(self, op, default)
 
 
