@@ -1,4 +1,4 @@
-"""torch.hub, torch.export and torch.fx in ember: importable, and every name raises one clear error when called."""
+"""torch.hub, torch.export, torch.fx, torch.nested, torch.library and torch.onnx in ember: importable, and every name raises one clear error when called."""
 import importlib
 
 import pytest
@@ -8,6 +8,9 @@ import pytest
     ("ember.hub", ["load", "load_state_dict_from_url", "list"], "does not download"),
     ("ember.fx", ["symbolic_trace", "GraphModule", "Tracer"], "no symbolic tracing"),
     ("ember.export", ["export", "load", "save"], "no exported-program format"),
+    ("ember.nested", ["nested_tensor", "as_nested_tensor"], "no nested"),
+    ("ember.library", ["custom_op", "Library", "register_fake"], "no operator registry"),
+    ("ember.onnx", ["export", "dynamo_export"], "cannot write ONNX"),
 ])
 def test_names_import_and_raise_on_use(module, names, says):
     mod = importlib.import_module(module)
@@ -24,3 +27,8 @@ def test_dunder_lookups_are_attribute_errors():
     assert not hasattr(ember.fx, "__path__")  # importlib and inspect see a plain module
     with pytest.raises(AttributeError, match="'torch.fx' has no attribute '__wrapped__'"):
         ember.fx.__wrapped__  # noqa: B018
+
+
+def test_onnx_export_state_is_answered():
+    import ember.onnx
+    assert ember.onnx.is_in_onnx_export() is False
