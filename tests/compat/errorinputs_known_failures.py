@@ -5,7 +5,4 @@ KNOWN = {
     'cat': 'case 6: accepted silently (torch: RuntimeError: the written-to tensor refer to a single memory location)',
     'clamp_max': 'case 0: accepted silently (torch: Exception: )',
     'clamp_min': 'case 0: accepted silently (torch: Exception: )',
-    'complex': "case 2: accepted silently (torch: RuntimeError: Expected object of scalar type ComplexDouble but got scalar type ComplexFloat for argument 'out')",
-    'masked_fill': 'case 2: accepted silently (torch: RuntimeError: value cannot be converted to type .* without overflow)',
-    'narrow_copy': 'case 1: IndexError instead of RuntimeError: Dimension out of range (expected to be in range of [-3, 2], but got 3)',
 }

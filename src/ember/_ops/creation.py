@@ -965,7 +965,13 @@ def _check_real_pair(a, b):
 def complex(real, imag, *, out=None):
     """Same as `torch.complex` (float16 inputs are refused: ember has no complex32)."""
     _check_real_pair(real, imag)
-    return _out(dispatch2(_COMPLEX, real, imag), out, "complex")
+    r = dispatch2(_COMPLEX, real, imag)
+    if out is not None and out._data.dtype != r._data.dtype:
+        names = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+        raise RuntimeError(f"Expected object of scalar type {names.get(r._data.dtype.name, r._data.dtype.name)} but "
+                           f"got scalar type {names.get(out._data.dtype.name, out._data.dtype.name)} for argument "
+                           f"'out'")
+    return _out(r, out, "complex")
 
 
 def _polar_fwd(r, theta):

@@ -1,4 +1,5 @@
 """Mask and flat-index ops: masked_fill, masked_select, masked_scatter, take, put and take_along_dim."""
+import ml_dtypes
 import numpy as np
 
 from .._backend import XP, deferred
@@ -60,10 +61,42 @@ _MASKED_FILL = Op("masked_fill", _masked_fill_fwd, _masked_fill_bwd, SAVE_NONE)
 _MASKED_FILL_T = Op("masked_fill", _masked_fill_t_fwd, _masked_fill_t_bwd, SAVE_NONE, node_name="MaskedFillBackward1")
 
 
+_C_TYPES = {"int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t", "uint8": "uint8_t",
+            "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
+
+
+def _check_fits(value, dt):
+    """torch's checked conversion of a fill value to dtype dt: a complex value with an imaginary part into a real
+    tensor, an integer outside the type's range (unsigned types also take negatives down to -max, wrapping), or a
+    finite float beyond the type's largest raise."""
+    if isinstance(value, Tensor):
+        if value._data.ndim or value._data.__class__ is not np.ndarray:  # a GPU value is not read (no host wait)
+            return
+        value = value._data.item()
+    if dt.kind in "cb" or isinstance(value, bool):
+        return
+    if isinstance(value, complex) or isinstance(value, np.complexfloating):
+        bad = value.imag != 0
+        value = value.real
+    else:
+        bad = False
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        lo = -int(info.max) if dt.kind == "u" else int(info.min)
+        bad = bad or (not (lo <= value <= int(info.max)) if float(value) == float(value) else True)
+    else:
+        big = float(ml_dtypes.finfo(dt).max)
+        bad = bad or (np.isfinite(value) and abs(float(value)) > big)
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPES.get(dt.name, dt.name)} without overflow")
+
+
 def masked_fill(input, mask, value):
     """Same as `torch.masked_fill`."""
     m = _mask_of(mask, "masked_fill_", input)
     _broadcast(input, mask)
+    _check_fits(value, input._data.dtype)
     v, vt = _fill_value(value, input._data, "masked_fill_")
     if vt is None:
         return dispatch1(_MASKED_FILL, input, m, v)
@@ -75,6 +108,7 @@ def masked_fill_(self, mask, value):
     if _needs_grad(self, value):
         return inplace(self, masked_fill, (mask, value), {}, "masked_fill_")
     m = _mask_of(mask, "masked_fill_", self)
+    _check_fits(value, self._data.dtype)
     shape = _broadcast(self, mask)
     if shape != self._data.shape:
         raise RuntimeError(f"output with shape {_fmt(self._data.shape)} doesn't match the broadcast shape "

@@ -40,7 +40,15 @@ def _copying(view, name):
 as_strided_copy = _copying(Tensor.as_strided, "as_strided_copy")
 detach_copy = _copying(Tensor.detach, "detach_copy")
 diagonal_copy = _copying(Tensor.diagonal, "diagonal_copy")
-narrow_copy = _copying(Tensor.narrow, "narrow_copy")
+def _narrow(input, dim, start, length):
+    if isinstance(dim, int) and dim >= input.dim():  # torch's narrow_copy checks this itself, before wrapping dims
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false.  "
+                           "(Could this error message be improved?  If so, please report an enhancement request to "
+                           "PyTorch.)")
+    return input.narrow(dim, start, length)
+
+
+narrow_copy = _copying(_narrow, "narrow_copy")
 permute_copy = _copying(Tensor.permute, "permute_copy")
 select_copy = _copying(Tensor.select, "select_copy")
 slice_copy = _copying(_slice, "slice_copy")
