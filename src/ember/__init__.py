@@ -52,8 +52,23 @@ from ._autocast import (autocast_decrement_nesting, autocast_increment_nesting, 
                         get_autocast_dtype, is_autocast_cache_enabled, is_autocast_enabled, set_autocast_cache_enabled,
                         set_autocast_dtype, set_autocast_enabled)
 
-from ._dtype import strided
+from ._dtype import sparse_coo, sparse_csr, strided
 from ._tensor import TypedStorage, UntypedStorage
+
+
+def _sparse_method(name):
+    def method(self, *args, **kwargs):
+        from . import sparse  # loads on first use; it then binds its own versions onto Tensor
+        return getattr(sparse, name)(self, *args, **kwargs)
+    method.__name__ = name
+    method.__doc__ = f"Same as `torch.Tensor.{name}` (see ember.sparse)."
+    return method
+
+
+Tensor.to_sparse = _sparse_method("to_sparse")
+Tensor.to_sparse_csr = _sparse_method("to_sparse_csr")
+Tensor.to_sparse_coo = _sparse_method("to_sparse")
+Tensor.is_sparse_csr = property(lambda self: False)
 
 # the C names torch's TensorOptions print for the legacy types' dtypes
 _OPTION_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
@@ -334,7 +349,7 @@ def __getattr__(name):
     import importlib
     if name in ("linalg", "testing", "cuda", "backends", "fft", "special", "utils", "nn", "optim", "amp",
                 "multiprocessing", "distributed", "distributions", "serialization", "profiler", "cpu", "func",
-                "compiler", "jit", "signal", "masked"):
+                "compiler", "jit", "signal", "masked", "sparse", "onnx", "nested", "library"):
         try:
             return importlib.import_module("." + name, __name__)
         except ModuleNotFoundError as e:
@@ -348,4 +363,6 @@ def __getattr__(name):
         return getattr(importlib.import_module(".serialization", __name__), name)
     if name == "vmap":
         return importlib.import_module(".func", __name__).vmap
+    if name in ("sparse_coo_tensor", "sparse_csr_tensor", "spmm"):
+        return getattr(importlib.import_module(".sparse", __name__), name)
     raise AttributeError(f"module 'ember' has no attribute '{name}'")

@@ -268,6 +268,8 @@ class layout:
 
 
 strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
 
 
 class memory_format:

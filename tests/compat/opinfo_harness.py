@@ -148,16 +148,25 @@ def _leaves(v, out):
 
 
 def _flat(v, out):
+    """The leaves of v, sparse tensors (either library's) as their dense values."""
     if isinstance(v, (list, tuple)):
         for x in v:
             _flat(x, out)
+    elif isinstance(v, torch.Tensor) and v.layout != torch.strided:
+        out.append(v.to_dense())
+    elif isinstance(v, ember.Tensor) and v.layout != ember.strided:
+        out.append(v.to_dense())
     else:
         out.append(v)
     return out
 
 
 def compare(e, t, rtol, atol, where="output"):
-    """Raise AssertionError where ember's result e differs from torch's t."""
+    """Raise AssertionError where ember's result e differs from torch's t (sparse ones: layout, then values)."""
+    if isinstance(t, torch.Tensor) and t.layout != torch.strided:
+        assert isinstance(e, ember.Tensor) and str(e.layout).split(".")[-1] == str(t.layout).split(".")[-1], \
+            f"{where}: layout {getattr(e, 'layout', type(e).__name__)} vs torch {t.layout}"
+        e, t = e.to_dense(), t.to_dense()
     if isinstance(t, torch.Tensor):
         assert isinstance(e, ember.Tensor), f"{where}: ember gave {type(e).__name__}, torch a Tensor"
         assert tuple(e.shape) == tuple(t.shape), f"{where}: shape {tuple(e.shape)} vs torch {tuple(t.shape)}"

@@ -118,7 +118,19 @@ def _matmul_shape_error(a, b):
                         f"[{batch}, {sb[-2]}].")
 
 
+# ember.sparse registers its tensor class and product here (NOTE [ Sparse tensors ]): products with a sparse
+# operand go there
+SPARSE_CLASSES = set()
+SPARSE_MM = [None]
+
+
+def _out_or(r, out, name):
+    return r if out is None else write_out(r, out, name)
+
+
 def _matmul(input, other):
+    if input.__class__ in SPARSE_CLASSES or other.__class__ in SPARSE_CLASSES:
+        return SPARSE_MM[0](input, other)
     if AUTOCAST[0]:
         input, other = cast_args("matmul", (input, other))
     a, b = input._data, other._data
@@ -158,6 +170,8 @@ def matmul(input, other, *, out=None):
 
 def mm(input, mat2, *, out=None):
     """Same as `torch.mm`."""
+    if input.__class__ in SPARSE_CLASSES or mat2.__class__ in SPARSE_CLASSES:
+        return _out_or(SPARSE_MM[0](input, mat2), out, "mm")
     if AUTOCAST[0]:
         input, mat2 = cast_args("mm", (input, mat2))
     a, b = input._data, mat2._data

@@ -1,0 +1,78 @@
+"""ember.sparse against torch.sparse: values of products, conversions and sums, and the gradients a graph
+network's layer needs (dense features and edge weights)."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import ember  # noqa: E402
+
+pytestmark = [pytest.mark.filterwarnings("ignore:Sparse invariant checks are implicitly disabled:UserWarning"),
+              pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta state:UserWarning")]
+
+
+def _graph(lib, seed=0):
+    rng = np.random.default_rng(seed)
+    n, e = 7, 15
+    edges = rng.integers(0, n, (2, e))
+    w = lib.tensor(rng.random(e), requires_grad=True)
+    x = lib.tensor(rng.standard_normal((n, 4)), requires_grad=True)
+    lin = lib.tensor(rng.standard_normal((4, 3)), requires_grad=True)
+    return lib.sparse_coo_tensor(lib.tensor(edges), w, (n, n)), w, x, lin
+
+
+@pytest.mark.parametrize("form", ["sparse.mm", "mm", "matmul", "spmm", "@", "csr", "addmm"])
+def test_gcn_layer_values_and_gradients(form):
+    res = []
+    for lib in (ember, torch):
+        adj, w, x, lin = _graph(lib)
+        h = x @ lin
+        if form == "sparse.mm":
+            y = lib.sparse.mm(adj, h)
+        elif form == "mm":
+            y = lib.mm(adj, h)
+        elif form == "matmul":
+            y = lib.matmul(adj, h)
+        elif form == "spmm":
+            y = lib.spmm(adj, h)
+        elif form == "@":
+            y = adj @ h
+        elif form == "csr":
+            y = adj.coalesce().to_sparse_csr() @ h
+        else:
+            y = lib.sparse.addmm(h, adj, h, beta=0.5, alpha=2.0)
+        (y.tanh() * lib.arange(y.numel(), dtype=y.dtype).reshape(y.shape)).sum().backward()
+        res.append([y.detach().numpy(), x.grad.numpy(), lin.grad.numpy()]
+                   + ([] if form == "csr" else [w.grad.numpy()]))
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
+
+
+def test_conversions_and_sums():
+    rng = np.random.default_rng(1)
+    d = rng.standard_normal((4, 5)) * (rng.random((4, 5)) > 0.6)
+    for lib in (ember, torch):
+        s = lib.tensor(d).to_sparse()
+        assert s.is_sparse and s._nnz() == int((d != 0).sum())
+    e, t = ember.tensor(d).to_sparse(), torch.tensor(d).to_sparse()
+    np.testing.assert_array_equal(e.indices().numpy(), t.indices().numpy())
+    np.testing.assert_array_equal(e.values().numpy(), t.values().numpy())
+    ec, tc = ember.tensor(d).to_sparse_csr(), torch.tensor(d).to_sparse_csr()
+    np.testing.assert_array_equal(ec.crow_indices().numpy(), tc.crow_indices().numpy())
+    np.testing.assert_array_equal(ec.col_indices().numpy(), tc.col_indices().numpy())
+    np.testing.assert_allclose(float(ember.sparse.sum(e)), float(torch.sparse.sum(t)))
+    np.testing.assert_allclose(ember.sparse.sum(e, 1).to_dense().numpy(), torch.sparse.sum(t, 1).to_dense().numpy())
+    dup_i, dup_v = [[1, 0, 1, 1], [0, 1, 0, 2]], [1.0, 2.0, 3.0, 4.0]
+    ce = ember.sparse_coo_tensor(dup_i, dup_v, (2, 3)).coalesce()
+    ct = torch.sparse_coo_tensor(dup_i, dup_v, (2, 3)).coalesce()
+    np.testing.assert_array_equal(ce.indices().numpy(), ct.indices().numpy())
+    np.testing.assert_array_equal(ce.values().numpy(), ct.values().numpy())
+
+
+def test_sparse_leaf_gradient_matches_torch():
+    res = []
+    for lib in (ember, torch):
+        s = lib.sparse_coo_tensor([[0, 1, 2], [2, 0, 1]], [1.0, 2.0, 3.0], (3, 3), requires_grad=True)
+        lib.sparse.mm(s, lib.ones(3, 2)).pow(2).sum().backward()
+        res.append(s.grad.coalesce().to_dense().numpy())
+    np.testing.assert_allclose(*res)
