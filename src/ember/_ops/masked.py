@@ -66,30 +66,48 @@ _C_TYPES = {"int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int6
             "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
 
 
+_FIT_LIMITS = {}  # dtype -> (lowest, highest) accepted fill value, computed once per dtype
+
+
+def _fit_limits(dt):
+    lim = _FIT_LIMITS.get(dt)
+    if lim is None:
+        if dt.kind in "iu":
+            info = np.iinfo(dt)
+            lim = (-int(info.max) if dt.kind == "u" else int(info.min), int(info.max))  # unsigned: wrap negatives
+        else:
+            big = float(ml_dtypes.finfo(dt).max)
+            lim = (-big, big)
+        lim = _FIT_LIMITS[dt] = lim
+    return lim
+
+
 def _check_fits(value, dt):
     """torch's checked conversion of a fill value to dtype dt: a complex value with an imaginary part into a real
     tensor, an integer outside the type's range (unsigned types also take negatives down to -max, wrapping), or a
     finite float beyond the type's largest raise."""
+    if dt.kind in "cb":
+        return
+    c = value.__class__
+    if c is float or c is int:  # the common case, before anything slower
+        lo, hi = _fit_limits(dt)
+        if lo <= value <= hi:
+            return
+        if c is float and dt.kind not in "iu" and (value != value or abs(value) == float("inf")):
+            return  # nan and infinities pass into floating types
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPES.get(dt.name, dt.name)} without overflow")
     if isinstance(value, Tensor):
         if value._data.ndim or value._data.__class__ is not np.ndarray:  # a GPU value is not read (no host wait)
             return
         value = value._data.item()
-    if dt.kind in "cb" or isinstance(value, bool):
+    if isinstance(value, bool):
         return
-    if isinstance(value, complex) or isinstance(value, np.complexfloating):
-        bad = value.imag != 0
+    if isinstance(value, (complex, np.complexfloating)):
+        if value.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {_C_TYPES.get(dt.name, dt.name)} without "
+                               f"overflow")
         value = value.real
-    else:
-        bad = False
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
-        lo = -int(info.max) if dt.kind == "u" else int(info.min)
-        bad = bad or (not (lo <= value <= int(info.max)) if float(value) == float(value) else True)
-    else:
-        big = float(ml_dtypes.finfo(dt).max)
-        bad = bad or (np.isfinite(value) and abs(float(value)) > big)
-    if bad:
-        raise RuntimeError(f"value cannot be converted to type {_C_TYPES.get(dt.name, dt.name)} without overflow")
+    _check_fits(int(value) if isinstance(value, (int, np.integer)) else float(value), dt)
 
 
 def masked_fill(input, mask, value):
