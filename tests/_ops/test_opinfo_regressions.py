@@ -162,3 +162,29 @@ def test_out_arguments_rejected_as_torch_rejects_them():
     np.testing.assert_array_equal(r.numpy(), [5.0, 0.0])
     with pytest.raises(RuntimeError, match="unsupported operation"):
         ember.take(x, ember.tensor([1, 2]), out=x[:2])
+
+
+def test_spectral_norm_shares_its_gradient_among_equal_singular_values():
+    x = ember.zeros(4, 4, dtype=ember.float64, requires_grad=True)  # four singular values, all 0: a tie
+    ember.linalg.matrix_norm(x, 2).backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.eye(4) / 4)  # torch's amax rule: each gets 1/4
+    y = ember.tensor(np.diag([3.0, 1.0, 1.0]), requires_grad=True)
+    ember.linalg.matrix_norm(y, -2).backward()
+    np.testing.assert_allclose(y.grad.numpy(), np.diag([0.0, 0.5, 0.5]))
+
+
+def test_cdist_by_products_matches_the_direct_distances():
+    # torch's route: one product of padded rows [-2a, |a|^2, 1] . [b, 1, |b|^2]; near-equal rows cancel, so
+    # float32 is within sqrt(eps) * |a| of the exact distance
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((5, 3)) * 4
+    b = a[[0, 2, 2, 4]] + rng.standard_normal((4, 3)) * 0.05
+    exact = np.sqrt(((a[:, None] - b[None]) ** 2).sum(-1))
+    for dt, tol in ((ember.float64, 1e-6), (ember.float32, 4e-3 * 4)):
+        d = ember.cdist(ember.tensor(a, dtype=dt), ember.tensor(b, dtype=dt), compute_mode="use_mm_for_euclid_dist")
+        np.testing.assert_allclose(d.double().numpy(), exact, atol=tol)
+
+
+def test_gradcheck_takes_empty_inputs():
+    x = ember.zeros(0, 2, dtype=ember.float64, requires_grad=True)  # NumPy's strides of an empty array are 0
+    assert ember.autograd.gradcheck(lambda t: t * 2, (x,))

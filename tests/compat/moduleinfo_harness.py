@@ -92,7 +92,23 @@ def check_input(info, cls, module_input, dtype, training, grads):
     t_leaves = ops._leaves([list(f.args), dict(f.kwargs)], []) + [p for p in m_t.parameters() if p.requires_grad]
     e_leaves = ops._leaves(ins, []) + [p for p in m_e.parameters() if p.requires_grad]
     assert len(t_leaves) == len(e_leaves), f"{len(e_leaves)} leaves need grad in ember, {len(t_leaves)} in torch"
-    ops.compare_grads(want, got, t_leaves, e_leaves, "leaf")
+    try:
+        ops.compare_grads(want, got, t_leaves, e_leaves, "leaf")
+    except AssertionError:
+        if not torch_skips_grad(info) or any(p.requires_grad for p in m_e.parameters()):
+            raise
+        # torch's suite does not test this module's gradient (CTCLoss: torch's is right only on the log-simplex,
+        # pytorch#52241): finite differences judge ember's
+        ops.gradcheck_ember(lambda args, kwargs: m_e(*args, **kwargs), [ins[0], [ins[1]], {}], lambda out: out)
+
+
+def torch_skips_grad(info):
+    """Whether torch's module tests skip (or expect to fail) the float64 gradient check of this module on the CPU."""
+    for d in info.decorators:
+        if (getattr(d, "cls_name", None), getattr(d, "test_name", None)) == ("TestModule", "test_grad") \
+                and d.device_type in (None, "cpu") and d.active_if:
+            return True
+    return False
 
 
 def check_module(info):

@@ -2,8 +2,9 @@
 
 For each OptimizerInfo, every configuration torch generates for the CPU (float64) drives torch's optimizer and
 ember's of the same name over the same parameters (a weight matrix and a bias, or the param groups the
-configuration names) for five steps of the same loss: the parameters must agree after every step, and the
-state_dicts at the end (their keys, and every tensor or number in them).
+configuration names; two embedding tables with sparse gradients for an optimizer that takes only those) for five
+steps of the same loss: the parameters must agree after every step, and the state_dicts at the end (their keys, and
+every tensor or number in them).
 
     python -m tests.compat.optiminfo_harness [name-substring]   # prints each failing optimizer and the totals
     python -m tests.compat.optiminfo_harness --write-known      # rewrites optiminfo_known_failures.py
@@ -52,15 +53,29 @@ def _groups(params, spec):
     return groups
 
 
-def _run(lib, cls, spec, kwargs, needs_closure, dtype):
-    w, b, x = _model(lib, dtype)
+def _sparse_model(lib, dtype):
+    """Two embedding tables and the rows each step looks up: every gradient is sparse (for SparseAdam)."""
+    rng = np.random.default_rng(0)
+    w = lib.nn.Parameter(lib.tensor(rng.standard_normal((10, 4)), dtype=dtype))
+    b = lib.nn.Parameter(lib.tensor(rng.standard_normal((10, 1)), dtype=dtype))
+    return w, b, lib.tensor(rng.integers(0, 10, (STEPS, 6)))
+
+
+def _sparse_loss(w, b, rows, k):
+    lib = ops.torch if isinstance(w, ops.torch.Tensor) else ember
+    emb = lib.nn.functional.embedding
+    return (emb(rows[k], w, sparse=True) ** 2).sum() + (emb(rows[k], b, sparse=True) ** 3).sum()
+
+
+def _run(lib, cls, spec, kwargs, needs_closure, dtype, sparse=False):
+    w, b, x = (_sparse_model if sparse else _model)(lib, dtype)
     params = (w,) if cls.__name__ == "Muon" else (w, b)  # Muon takes matrices only
     opt = cls(_groups(params, spec), **kwargs)
     history = []
     for k in range(STEPS):
         def closure():
             opt.zero_grad()
-            loss = _loss(w, b, x, k)
+            loss = (_sparse_loss if sparse else _loss)(w, b, x, k)
             loss.backward()
             return loss
         if needs_closure:
@@ -97,8 +112,10 @@ def check_config(info, cls, config):
     torch = ops.torch
     kwargs = ops.to_ember(dict(config.kwargs))
     needs_closure = info.step_requires_closure
-    t_hist, t_state = _run(torch, info.optim_cls, config.params, dict(config.kwargs), needs_closure, torch.float64)
-    e_hist, e_state = _run(ember, cls, config.params, kwargs, needs_closure, ember.float64)
+    sparse = info.only_supports_sparse_grads
+    t_hist, t_state = _run(torch, info.optim_cls, config.params, dict(config.kwargs), needs_closure, torch.float64,
+                           sparse)
+    e_hist, e_state = _run(ember, cls, config.params, kwargs, needs_closure, ember.float64, sparse)
     for k, ((ew, eb), (tw, tb)) in enumerate(zip(e_hist, t_hist)):
         ops.compare(ew, tw, _RTOL, 1e-9, f"weight after step {k + 1}")
         ops.compare(eb, tb, _RTOL, 1e-9, f"bias after step {k + 1}")
@@ -112,8 +129,6 @@ def check_optimizer(info):
     cls = getattr(ember.optim, name, None)
     if cls is None:
         return f"missing: ember.optim has no {name}"
-    if info.only_supports_sparse_grads:
-        return "not compared"
     try:
         configs = info.optim_inputs_func(device="cpu", dtype=torch.float64)
     except Exception:  # noqa: BLE001 - torch's own generator failing is not ember's failure

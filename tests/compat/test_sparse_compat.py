@@ -76,3 +76,49 @@ def test_sparse_leaf_gradient_matches_torch():
         lib.sparse.mm(s, lib.ones(3, 2)).pow(2).sum().backward()
         res.append(s.grad.coalesce().to_dense().numpy())
     np.testing.assert_allclose(*res)
+
+
+@pytest.mark.parametrize("bag", [None, "sum", "mean"])
+def test_sparse_embedding_gradients_and_sparse_adam_match_torch(bag):
+    runs = []
+    for lib in (ember, torch):
+        rng = np.random.default_rng(1)
+        if bag is None:
+            layer = lib.nn.Embedding(12, 3, padding_idx=2, sparse=True, dtype=lib.float64)
+        else:
+            layer = lib.nn.EmbeddingBag(12, 3, mode=bag, padding_idx=2, sparse=True, dtype=lib.float64)
+        with lib.no_grad():
+            layer.weight.copy_(lib.tensor(rng.standard_normal((12, 3))))
+        opt = lib.optim.SparseAdam(layer.parameters(), lr=0.05, betas=(0.8, 0.99))
+        grads = []
+        for _ in range(4):
+            idx = lib.tensor(rng.integers(0, 12, (4, 5)))
+            opt.zero_grad()
+            (layer(idx) ** 2).sum().backward()
+            g = layer.weight.grad
+            grads.append((g.is_sparse, g._indices().numpy().copy(), g._values().detach().numpy().copy()))
+            opt.step()
+        runs.append((grads, layer.weight.detach().numpy().copy(), opt.state_dict()["state"][0]))
+    (ge, we, se), (gt, wt, st) = runs
+    for (sparse_e, ie, ve), (sparse_t, it, vt) in zip(ge, gt):
+        assert sparse_e and sparse_t
+        np.testing.assert_array_equal(ie, it)
+        np.testing.assert_allclose(ve, vt, rtol=1e-12)
+    np.testing.assert_allclose(we, wt, rtol=1e-12)
+    assert se["step"] == st["step"] == 4
+    np.testing.assert_allclose(se["exp_avg_sq"].numpy(), st["exp_avg_sq"].numpy(), rtol=1e-12)
+
+
+def test_sampled_addmm_and_mm_reduce_match_torch():
+    rng = np.random.default_rng(2)
+    dense = rng.standard_normal((4, 5)) * (rng.random((4, 5)) < 0.5)
+    a, b = rng.standard_normal((4, 3)), rng.standard_normal((3, 5))
+    m = rng.standard_normal((5, 2))
+    out = []
+    for lib in (ember, torch):
+        csr = lib.tensor(dense).to_sparse_csr()
+        r = lib.sparse.sampled_addmm(csr, lib.tensor(a), lib.tensor(b), beta=0.3, alpha=1.7)
+        out.append([r.to_dense().numpy()] + [lib.sparse.mm(csr, lib.tensor(m), k).numpy()
+                                             for k in ("sum", "mean", "amax", "amin")])
+    for e, t in zip(*out):
+        np.testing.assert_allclose(e, t, rtol=1e-12, atol=1e-12)

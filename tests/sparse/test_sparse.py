@@ -111,3 +111,103 @@ def test_hybrid_tensors_keep_dense_trailing_dims():
     np.testing.assert_array_equal(h.coalesce().values().numpy(), [[2, 2], [1, 1]])
     with pytest.raises(NotImplementedError, match="hybrid"):
         ember.sparse.mm(h, ember.ones(2, 2))
+
+
+# ----- sparse gradients: Embedding(sparse=True) -----
+
+def _lookup():
+    w = ember.tensor(np.arange(15.0).reshape(5, 3), requires_grad=True)
+    idx = ember.tensor([[1, 2, 1], [4, 0, 1]])
+    return w, idx
+
+
+def test_embedding_sparse_gradient_holds_one_entry_per_lookup():
+    w, idx = _lookup()
+    (ember.nn.functional.embedding(idx, w, sparse=True) * 2).sum().backward()
+    g = w.grad
+    assert g.is_sparse and tuple(g.shape) == (5, 3) and not g.is_coalesced()
+    np.testing.assert_array_equal(g._indices().numpy(), [[1, 2, 1, 4, 0, 1]])
+    np.testing.assert_array_equal(g._values().numpy(), np.full((6, 3), 2.0))
+    dense = np.zeros((5, 3))
+    np.add.at(dense, [1, 2, 1, 4, 0, 1], 2.0)
+    np.testing.assert_array_equal(g.to_dense().numpy(), dense)
+    np.testing.assert_array_equal(g.coalesce().indices().numpy(), [[0, 1, 2, 4]])
+
+
+def test_embedding_sparse_gradient_leaves_out_padding_and_accumulates():
+    w, idx = _lookup()
+    emb = ember.nn.Embedding(5, 3, padding_idx=0, sparse=True)
+    emb(idx).sum().backward()
+    np.testing.assert_array_equal(emb.weight.grad._indices().numpy(), [[1, 2, 1, 4, 1]])
+    emb(idx).sum().backward()  # sparse + sparse: the entries concatenated, as torch
+    assert emb.weight.grad._nnz() == 10 and not emb.weight.grad.is_coalesced()
+    np.testing.assert_array_equal(emb.weight.grad.to_dense().numpy()[:, 0], [0, 6, 2, 0, 2])
+    w.grad = ember.zeros(5, 3, dtype=ember.float64)  # a dense .grad takes the sparse gradient in: stays dense
+    ember.nn.functional.embedding(idx, w, sparse=True).sum().backward()
+    assert w.grad.layout == ember.strided
+    np.testing.assert_array_equal(w.grad.numpy()[:, 0], [1, 3, 1, 0, 1])
+
+
+def test_embedding_sparse_gradient_through_autograd_grad_and_errors():
+    w, idx = _lookup()
+    out = ember.nn.functional.embedding(idx, w, sparse=True)
+    g, = ember.autograd.grad((out ** 2).sum(), w)
+    assert g.is_sparse
+    np.testing.assert_allclose(g.to_dense().numpy(), ember.autograd.grad(
+        (ember.nn.functional.embedding(idx, w) ** 2).sum(), w)[0].numpy())
+    with pytest.raises(RuntimeError, match="scale_grad_by_freq not supported with sparse gradients"):
+        ember.nn.functional.embedding(idx, w, sparse=True, scale_grad_by_freq=True)
+
+
+def test_grad_with_respect_to_a_sparse_tensor_is_sparse():
+    s = ember.sparse_coo_tensor(I, V, (3, 3), requires_grad=True)
+    m = ember.tensor(np.arange(6.0, dtype=np.float32).reshape(3, 2))
+    g, = ember.autograd.grad(ember.sparse.mm(s, m).sum(), s)
+    assert g.is_sparse and tuple(g.shape) == (3, 3)
+    np.testing.assert_array_equal(g._indices().numpy(), I)
+    np.testing.assert_array_equal(g._values().numpy(), m.numpy().sum(1)[I[1]])  # d(sum A m)/dA_ij = sum_k m_jk
+
+
+def test_sparse_zero_and_sums():
+    s = ember.sparse_coo_tensor(I, V, (3, 3)).coalesce()
+    both = s + s
+    assert both.is_coalesced() and both._nnz() == 4  # coalesced + coalesced stays coalesced, as torch
+    loose = ember.sparse_coo_tensor([[0, 0], [1, 1]], [1.0, 2.0], (3, 3))
+    assert (loose + s)._nnz() == 6 and not (loose + s).is_coalesced()
+    s.zero_()
+    assert s._nnz() == 0
+    np.testing.assert_array_equal(s.to_dense().numpy(), np.zeros((3, 3)))
+
+
+# ----- sampled_addmm and mm with reduce -----
+
+def test_sampled_addmm_values_and_gradients():
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((3, 4)), rng.standard_normal((4, 3))
+    csr = ember.tensor(DENSE.astype(np.float64)).to_sparse_csr().requires_grad_()
+    m1, m2 = ember.tensor(a, requires_grad=True), ember.tensor(b, requires_grad=True)
+    r = ember.sparse.sampled_addmm(csr, m1, m2, beta=0.5, alpha=2.0)
+    assert r.is_sparse_csr
+    want = (2.0 * (a @ b) + 0.5 * DENSE) * (DENSE != 0)
+    np.testing.assert_allclose(r.to_dense().detach().numpy(), want)
+    w = rng.standard_normal((3, 3))
+    ember.autograd.gradcheck(lambda x, y: ember.sparse.sampled_addmm(csr.detach(), x, y).to_dense() *
+                             ember.tensor(w), (m1, m2))
+    g, = ember.autograd.grad((r.to_dense() * ember.tensor(w)).sum(), csr)
+    np.testing.assert_allclose(g.to_dense().numpy(), 0.5 * w * (DENSE != 0))
+    with pytest.raises(RuntimeError, match="Expected input to be a sparse CSR tensor"):
+        ember.sparse.sampled_addmm(ember.tensor(DENSE), m1, m2)
+    with pytest.raises(RuntimeError, match=r"cannot hold mat1 @ mat2 of sizes \[3, 4\] and \[3, 4\]"):
+        ember.sparse.sampled_addmm(csr, m1, m1)
+
+
+@pytest.mark.parametrize("reduce, combine", [("mean", np.mean), ("amax", np.max), ("amin", np.min)])
+def test_mm_reduce_combines_each_rows_products(reduce, combine):
+    csr = ember.tensor(DENSE).to_sparse_csr()
+    m = np.arange(6.0, dtype=np.float32).reshape(3, 2) - 2
+    got = ember.sparse.mm(csr, ember.tensor(m), reduce).numpy()
+    for r in range(3):
+        cols = np.nonzero(DENSE[r])[0]
+        np.testing.assert_allclose(got[r], combine(DENSE[r, cols, None] * m[cols], 0))
+    with pytest.raises(RuntimeError, match="reduce argument must be either sum, mean, amax or amin, got prod"):
+        ember.sparse.mm(csr, ember.tensor(m), "prod")

@@ -247,7 +247,7 @@ def _check_no_overlap(out, inputs):
     d = out._data
     for t in inputs:
         a = t._data
-        if a.__class__ is d.__class__ and a.size and d.size and XP[a.__class__].may_share_memory(a, d):
+        if t is out or a.__class__ is d.__class__ and a.size and d.size and XP[a.__class__].may_share_memory(a, d):
             raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
                                "refer to a single memory location. Please clone() the tensor before performing the "
                                "operation.")

@@ -167,11 +167,8 @@ def _svd_norm(A, ord, d0, d1, keepdim):
     s = linalg_svdvals(A.permute(perm))
     if ord == "nuc" or ord == 2 and s._data.shape[-1] == 0:  # the largest of no singular values: 0, as torch
         r = s.sum(-1)
-    else:  # the largest / smallest singular value (svdvals are sorted in descending order)
-        k = s._data.shape[-1]
-        pick = np.zeros(k, s._data.dtype)
-        pick[0 if ord == 2 else k - 1] = 1
-        r = matmul(s, _const(s, pick))
+    else:  # the largest / smallest singular value; equal ones share the gradient, as torch's amax/amin
+        r = s.amax(-1) if ord == 2 else s.amin(-1)
     if keepdim:
         for d in sorted((d0, d1)):
             r = r.unsqueeze(d)
@@ -205,9 +202,10 @@ def linalg_norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
 # ---------------------------------------------------------------- cdist
 def _cdist2_fwd(x1, x2, use_mm):
     if use_mm:
-        n1 = np.sum(x1 * x1, -1)[..., :, None]
-        n2 = np.sum(x2 * x2, -1)[..., None, :]
-        d2 = n1 + n2 - 2 * (x1 @ np.swapaxes(x2, -1, -2))
+        # |a|^2 + |b|^2 - 2 a.b as one product of padded rows, [-2a, |a|^2, 1] . [b, 1, |b|^2]: torch's rounding
+        n1, n2 = np.sum(x1 * x1, -1, keepdims=True), np.sum(x2 * x2, -1, keepdims=True)
+        d2 = np.concatenate([-2 * x1, n1, np.ones_like(n1)], -1) @ np.swapaxes(
+            np.concatenate([x2, np.ones_like(n2), n2], -1), -1, -2)
         return np.sqrt(np.maximum(d2, 0))
     diff = x1[..., :, None, :] - x2[..., None, :, :]
     return np.sqrt(np.sum(diff * diff, -1))

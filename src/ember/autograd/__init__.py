@@ -1,4 +1,5 @@
 """ember.autograd: same as torch.autograd."""
+from .._dtype import strided
 from . import grad_mode, graph
 from .engine import run_backward
 from .gradcheck import gradcheck, gradgradcheck
@@ -100,14 +101,18 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if is_grads_batched:
         return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
                              materialize_grads)
+    given = inputs
+    # a sparse tensor is differentiated through its values; its gradient is sparse with its indices
+    inputs = tuple(t._values() if t.layout is not strided else t for t in inputs)
     for t in inputs:
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     _check_outputs(outputs)
     grads = _make_grads(outputs, grad_outputs)
     results = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs, accumulate=False)
+    results = [g if g is None or t.layout is strided else t._with_values(g) for t, g in zip(given, results)]
     out = []
-    for i, (t, g) in enumerate(zip(inputs, results)):
+    for i, (t, g) in enumerate(zip(given, results)):
         if g is None:
             if materialize_grads:
                 from .._ops.creation import zeros_like

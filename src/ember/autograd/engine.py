@@ -85,7 +85,8 @@ def _validate(node, grads):
 def _summed(a, b):
     """Two gradients of one output added up: on their arrays when no graph of the backward is recorded."""
     da, db = a._data, b._data
-    if GRAD[0] or da.__class__ is not db.__class__ or da.dtype != db.dtype or da.dtype.kind == "b":
+    if GRAD[0] or da.__class__ is not db.__class__ or da.dtype != db.dtype or da.dtype.kind == "b" \
+            or a.__class__ is not graph._Tensor:  # a sparse gradient (embedding's) adds as a tensor
         return a + b
     s = da + db
     return graph._make(s if s.__class__ is da.__class__ else np.asarray(s))  # NumPy answers 0-d arrays with a scalar

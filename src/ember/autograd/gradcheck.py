@@ -349,7 +349,7 @@ def _check_inputs(inputs):
             warnings.warn(f"Input #{idx} requires gradient and is not a double precision floating point or complex. "
                           f"This check will likely fail if all the inputs are not of double precision floating point "
                           f"or complex. ", stacklevel=4)
-        if any(st == 0 and sz > 1 for st, sz in zip(x._data.strides, x._data.shape)):
+        if any(st == 0 and sz > 1 for st, sz in zip(x.stride(), x._data.shape)):
             raise RuntimeError(f"The {idx}th input has a dimension with stride 0. gradcheck only supports inputs "
                                f"that are non-overlapping to be able to compute the numerical gradients correctly. "
                                f"You should call .contiguous on the input before passing it to gradcheck.")

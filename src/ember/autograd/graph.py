@@ -6,7 +6,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .._dtype import legacy_type_name
+from .._dtype import legacy_type_name, strided
 from .grad_mode import GRAD
 
 __all__ = ["Node", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "increment_version"]
@@ -448,7 +448,9 @@ class AccumulateGrad(Node):
             return ()
         g = grads[0]
         old = t._grad
-        if old is None:
+        if g.__class__ is not _Tensor and g.layout is not strided:  # a sparse gradient (Embedding(sparse=True))
+            t._grad = g if old is None else old + g
+        elif old is None:
             if GRAD[0]:
                 t._grad = g
             else:

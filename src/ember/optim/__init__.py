@@ -15,6 +15,7 @@ from .radam import RAdam
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
 __all__ = [
            "ASGD",
@@ -32,6 +33,7 @@ __all__ = [
            "RAdam",
            "RMSprop",
            "Rprop",
+           "SparseAdam",
            "lr_scheduler",
            "swa_utils",
 ]

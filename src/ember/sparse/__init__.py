@@ -21,16 +21,17 @@ import ember
 from .._dtype import sparse_coo, sparse_csr
 from .._tensor import Tensor
 
-__all__ = ["SparseTensor", "addmm", "mm", "sparse_coo_tensor", "sparse_csr_tensor", "spmm", "sum", "to_sparse",
-           "to_sparse_csr"]
+__all__ = ["SparseTensor", "addmm", "mm", "sampled_addmm", "sparse_coo_tensor", "sparse_csr_tensor", "spmm", "sum",
+           "to_sparse", "to_sparse_csr"]
 
 
 class _Dense:
-    """What a sparse tensor holds where a dense one keeps its array: any dense op reaching it raises."""
-    __slots__ = ("layout",)
+    """What a sparse tensor holds where a dense one keeps its array: its shape and dtype (what autograd checks a
+    gradient by), and any dense op reaching it raises."""
+    __slots__ = ("dtype", "layout", "shape")
 
-    def __init__(self, lay):
-        self.layout = lay
+    def __init__(self, lay, shape, dtype):
+        self.layout, self.shape, self.dtype = lay, shape, dtype
 
     def __getattr__(self, name):
         raise NotImplementedError(f"this op has no {self.layout.name} implementation in ember (it works on dense "
@@ -43,10 +44,11 @@ class SparseTensor(Tensor):
 
     @staticmethod
     def _new(indices, values, shape, lay=sparse_coo, coalesced=False, csr=None):
-        t = SparseTensor._make(_Dense(lay))
+        shape = tuple(int(s) for s in shape)
+        t = SparseTensor._make(_Dense(lay, shape, values._data.dtype))
         t.__class__ = SparseTensor
         d = t.__dict__
-        d["_sp"] = (indices, values, tuple(int(s) for s in shape), lay, coalesced, csr)
+        d["_sp"] = (indices, values, shape, lay, coalesced, csr)
         return t
 
     # ----- what it is -----
@@ -125,8 +127,12 @@ class SparseTensor(Tensor):
     @property
     def grad(self):
         g = self._parts[1].grad
-        return None if g is None else SparseTensor._new(self._parts[0], g, self._parts[2], self._parts[3],
-                                                        self._parts[4], self._parts[5])
+        return None if g is None else self._with_values(g)
+
+    def _with_values(self, values):
+        """This tensor's indices (and layout) around other values: a gradient with respect to it."""
+        i, _, shape, lay, c, csr = self._parts
+        return SparseTensor._new(i, values, shape, lay, c, csr)
 
     @grad.setter
     def grad(self, value):
@@ -198,7 +204,7 @@ class SparseTensor(Tensor):
         """Same as `torch.Tensor.to_dense`: differentiable with respect to the values."""
         i, v, shape = self._parts[:3]
         out = ember.zeros(shape, dtype=v.dtype, device=v.device)
-        if self._nnz():
+        if self._nnz() or v.requires_grad:  # no values still make a result that is part of the graph
             out = out.index_put(tuple(i[k] for k in range(self.sparse_dim())), v, accumulate=True)
         return out if dtype is None else out.to(dtype)
 
@@ -298,10 +304,19 @@ class SparseTensor(Tensor):
                                    f"{list(self.shape)} while other has size {list(other.shape)}")
             i = ember.cat([self._parts[0], other._parts[0]], 1)
             v = ember.cat([self._parts[1], other._parts[1]])
-            return SparseTensor._new(i, v, self._parts[2], sparse_coo, False).coalesce()
+            r = SparseTensor._new(i, v, self._parts[2], sparse_coo, False)
+            # as torch: two coalesced tensors sum to a coalesced one; otherwise the entries are concatenated
+            return r.coalesce() if self._parts[4] and other._parts[4] else r
         if isinstance(other, Tensor):
             return self.to_dense() + other
         raise NotImplementedError("a sparse tensor plus a number: call .to_dense() first")
+
+    def zero_(self):
+        """Same as `torch.Tensor.zero_` on a sparse tensor: no stored elements left."""
+        i, v, shape, lay = self._parts[:4]
+        nothing = ember.zeros((i.shape[0], 0), dtype=i.dtype, device=i.device)
+        self.__dict__["_sp"] = (nothing, v.new_zeros((0,) + tuple(v.shape[1:])), shape, sparse_coo, True, None)
+        return self
 
     def __radd__(self, other):
         return self.__add__(other)
@@ -413,9 +428,12 @@ def _check_mm(a, b):
                            f"{b.shape[0]}x{b.shape[1]})")
 
 
-def mm(mat1, mat2):
+def mm(mat1, mat2, reduce="sum"):
     """Same as `torch.sparse.mm`: sparse @ dense (or dense @ sparse) is dense, differentiable with respect to the
-    dense matrix and the values; sparse @ sparse is sparse."""
+    dense matrix and the values; sparse @ sparse is sparse. reduce ("sum", "mean", "amax", "amin") combines the
+    products of a row's stored elements, for a CSR mat1 (rows without any give 0)."""
+    if reduce != "sum":
+        return _mm_reduce(mat1, mat2, reduce)
     for m in (mat1, mat2):
         if isinstance(m, SparseTensor) and m.dense_dim():
             raise NotImplementedError("sparse.mm of a hybrid sparse tensor (values with dense dims) in ember")
@@ -432,6 +450,18 @@ def mm(mat1, mat2):
         return out
     rows = mat2.index_select(0, i[1]) * v.unsqueeze(1)
     return out.index_add(0, i[0], rows)
+
+
+def _mm_reduce(mat1, mat2, reduce):
+    if reduce not in ("mean", "amax", "amin"):
+        raise RuntimeError(f"reduce argument must be either sum, mean, amax or amin, got {reduce}")
+    if not isinstance(mat1, SparseTensor) or not mat1.is_sparse_csr or isinstance(mat2, SparseTensor):
+        raise RuntimeError("sparse.mm with reduce: expected mat1 to be a sparse CSR tensor and mat2 a dense one")
+    _check_mm(mat1, mat2)
+    i, v = mat1._parts[:2]
+    rows = mat2.index_select(0, i[1]) * v.unsqueeze(1)
+    out = ember.zeros((mat1.shape[0], mat2.shape[1]), dtype=rows.dtype, device=mat2.device)
+    return out.index_reduce(0, i[0], rows, reduce, include_self=False)
 
 
 def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
@@ -457,6 +487,33 @@ def sum(input, dim=None, dtype=None):  # noqa: A001 - torch's name
         return v.sum()
     r = SparseTensor._new(i[keep], v, tuple(shape[d] for d in keep), sparse_coo, False).coalesce()
     return r if dtype is None else r.to(dtype)
+
+
+def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
+    """Same as `torch.sparse.sampled_addmm`: beta * input + alpha * (mat1 @ mat2) at input's nonzero positions,
+    a CSR tensor with input's pattern; differentiable with respect to input's values, mat1 and mat2."""
+    if not isinstance(input, SparseTensor) or not input.is_sparse_csr:
+        raise RuntimeError(f"sampled_addmm: Expected input to be a sparse CSR tensor, got layout "
+                           f"{getattr(input, 'layout', type(input).__name__)}")
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if isinstance(m, SparseTensor) or m.dim() != 2:
+            raise RuntimeError(f"sampled_addmm: Expected {name} to be a dense 2-D matrix, got "
+                               f"{'a sparse tensor' if isinstance(m, SparseTensor) else f'{m.dim()}-D'}")
+    if input.dim() != 2 or mat1.shape[1] != mat2.shape[0] or (mat1.shape[0], mat2.shape[1]) != tuple(input.shape):
+        raise RuntimeError(f"sampled_addmm: input of size {list(input.shape)} cannot hold mat1 @ mat2 of sizes "
+                           f"{list(mat1.shape)} and {list(mat2.shape)}")
+    if not input.dtype == mat1.dtype == mat2.dtype:
+        raise RuntimeError(f"sampled_addmm: expected input, mat1 and mat2 of one dtype, got {input.dtype}, "
+                           f"{mat1.dtype} and {mat2.dtype}")
+    i, v = input._parts[:2]
+    products = (mat1.index_select(0, i[0]) * mat2.t().index_select(0, i[1])).sum(-1)
+    r = input._with_values(v * beta + products * alpha)
+    if out is None:
+        return r
+    if not isinstance(out, SparseTensor) or not out.is_sparse_csr or out.dtype != r.dtype:
+        raise RuntimeError(f"sampled_addmm: out must be a sparse CSR tensor of dtype {r.dtype}")
+    out.__dict__["_sp"] = r._parts  # out takes the result's indices and values, as torch resizes it
+    return out
 
 
 def spmm(input, mat2):

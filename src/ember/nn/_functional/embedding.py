@@ -39,6 +39,8 @@ def _embedding_bwd(ctx, g):
     idx, padding_idx, scale = ctx.attrs
     num, dim = ctx.shapes[0]
     flat = idx.reshape(-1)
+    if ctx.op is _EMBEDDING_SPARSE:
+        return (_sparse_grad(g, flat, num, dim, padding_idx),)
     if GRAD[0]:
         return (_embedding_grad_graph(g, flat, num, dim, padding_idx, scale),)
     g2 = g._data.reshape(-1, dim)
@@ -73,7 +75,22 @@ def _embedding_grad_graph(g, flat, num, dim, padding_idx, scale):
     return g2.new_zeros((num, dim)).index_add(0, wrap(flat.astype(np.int64)), g2)
 
 
+def _sparse_grad(g, flat, num, dim, padding_idx):
+    """The weight's gradient as a COO tensor, as torch's: one entry per looked-up row (repeats not summed,
+    padding_idx's left out), values the output gradient's rows."""
+    from ...sparse import SparseTensor
+    values = g.reshape(-1, dim)
+    if padding_idx is not None:
+        keep = flat != padding_idx
+        flat, values = flat[keep], values[wrap(keep)]
+    elif not GRAD[0]:
+        values = values.clone()  # .grad owns its values: the output gradient may be shared
+    indices = wrap(flat.astype(np.int64).reshape(1, -1))
+    return SparseTensor._new(indices, values, (num, dim), coalesced=flat.shape[0] <= 1)
+
+
 _EMBEDDING = Op("embedding", _embedding_fwd, _embedding_bwd, node_name="EmbeddingBackward0")
+_EMBEDDING_SPARSE = Op("embedding", _embedding_fwd, _embedding_bwd, node_name="EmbeddingBackward0")
 
 
 def _renorm_(weight, idx, max_norm, norm_type):
@@ -122,9 +139,8 @@ def _padding(padding_idx, num):
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
-    """Same as `torch.nn.functional.embedding`; sparse gradients are not supported (sparse=True is an error)."""
-    if sparse:
-        raise NotImplementedError("ember does not support sparse gradients: use sparse=False")
+    """Same as `torch.nn.functional.embedding`; with sparse=True the weight's gradient is a sparse COO tensor
+    (ember.sparse) holding only the rows looked up, for optim.SparseAdam / SGD."""
     check_tensor(input, "embedding", "indices", 2)
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")
@@ -134,7 +150,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     idx = _check_range(input._data, num)
     if max_norm is not None:
         _renorm_(weight, idx, max_norm, norm_type)
-    return dispatch1(_EMBEDDING, weight, idx, padding_idx, bool(scale_grad_by_freq))
+    if sparse and scale_grad_by_freq and weight.requires_grad:
+        raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+    return dispatch1(_EMBEDDING_SPARSE if sparse else _EMBEDDING, weight, idx, padding_idx, bool(scale_grad_by_freq))
 
 
 # ----- embedding_bag: embedding, then a per-bag sum / mean / max -----
@@ -180,13 +198,15 @@ def _bag_ids(input, offsets, include_last_offset):
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
                   sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
-    """Same as `torch.nn.functional.embedding_bag`; sparse gradients are not supported."""
+    """Same as `torch.nn.functional.embedding_bag`; sparse=True gives the weight a sparse gradient, as embedding."""
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "
                                   "on GitHub.")
     if mode not in ("sum", "mean", "max"):
         raise ValueError("mode has to be one of sum, mean or max")
+    if sparse and mode == "max":
+        raise ValueError("max mode does not support sparse weights")
     _check_indices(input, "embedding_bag")
     flat, ids, b = _bag_ids(input, offsets, include_last_offset)
     num, dim = weight.shape
@@ -198,7 +218,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         flat, ids = flat[keep], ids[keep]
     if max_norm is not None:
         _renorm_(weight, flat, max_norm, norm_type)
-    rows = dispatch1(_EMBEDDING, weight, flat, None, bool(scale_grad_by_freq))
+    if sparse and scale_grad_by_freq and weight.requires_grad:
+        raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+    rows = dispatch1(_EMBEDDING_SPARSE if sparse else _EMBEDDING, weight, flat, None, bool(scale_grad_by_freq))
     if per_sample_weights is not None:
         psw = per_sample_weights.reshape(-1)
         if keep is not None:

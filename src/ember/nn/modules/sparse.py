@@ -43,7 +43,7 @@ class _EmbeddingBase(Module):
 
 
 class Embedding(_EmbeddingBase):
-    """Same as `torch.nn.Embedding`; sparse=True is accepted but the forward raises (no sparse gradients)."""
+    """Same as `torch.nn.Embedding`; sparse=True gives the weight a sparse COO gradient (for optim.SparseAdam)."""
     __constants__ = ("num_embeddings", "embedding_dim", "padding_idx", "max_norm", "norm_type",
                      "scale_grad_by_freq", "sparse")
 
@@ -90,7 +90,7 @@ class Embedding(_EmbeddingBase):
 
 
 class EmbeddingBag(_EmbeddingBase):
-    """Same as `torch.nn.EmbeddingBag`; no sparse gradients."""
+    """Same as `torch.nn.EmbeddingBag`; sparse=True (modes sum and mean) gives the weight a sparse gradient."""
     __constants__ = ("num_embeddings", "embedding_dim", "max_norm", "norm_type", "scale_grad_by_freq", "mode",
                      "sparse", "include_last_offset", "padding_idx")
 
