@@ -58,6 +58,8 @@ _REBUILD_V2 = _Global("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAM = _Global("torch._utils", "_rebuild_parameter")
 _REBUILD_PARAM_STATE = _Global("torch._utils", "_rebuild_parameter_with_state")
 _REBUILD_FROM_TYPE = _Global("torch._tensor", "_rebuild_from_type_v2")
+_REBUILD_SPARSE = _Global("torch._utils", "_rebuild_sparse_tensor")
+_GET_LAYOUT = _Global("torch.serialization", "_get_layout")
 _TORCH_TENSOR = _Global("torch", "Tensor")
 _TORCH_SIZE = _Global("torch", "Size")
 _TORCH_DEVICE = _Global("torch", "device")
@@ -177,7 +179,11 @@ class _Pickler(pickle._Pickler):
         args = (obj.type,) if obj.index is None else (obj.type, obj.index)
         self.save_reduce(_TORCH_DEVICE, args, obj=obj)
 
+    def _save_layout(self, obj):
+        self.save_reduce(_GET_LAYOUT, (f"torch.{obj.name}",), obj=obj)
+
     dispatch[_Global] = _save_marker
+    dispatch[_dtype.layout] = _save_layout
     dispatch[_dtype.dtype] = _save_dtype
     dispatch[Size] = _save_size
     dispatch[_device] = _save_device
@@ -186,6 +192,12 @@ class _Pickler(pickle._Pickler):
         if not isinstance(obj, Tensor):
             return NotImplemented
         cls = type(obj)
+        if obj.layout is not _dtype.strided:  # torch's form: the layout and the parts, themselves dense tensors
+            if obj.layout is _dtype.sparse_csr:
+                data = (obj.crow_indices(), obj.col_indices(), obj.values(), obj.shape)
+            else:
+                data = (obj._indices(), obj._values(), obj.shape, obj.is_coalesced())
+            return (_REBUILD_SPARSE, (obj.layout, data))
         state = obj.__dict__ or None
         if cls is self._param:
             args = (Tensor._make(obj._data), obj._requires_grad, collections.OrderedDict())
@@ -531,10 +543,23 @@ def _rebuild_from_type_v2(func, new_type, args, state):
 
 
 def _get_layout(name):
-    if name != "torch.strided":
-        raise RuntimeError(f"ember supports only the strided layout, not {name}")
-    import ember
-    return ember.strided
+    lay = {"torch.strided": _dtype.strided, "torch.sparse_coo": _dtype.sparse_coo,
+           "torch.sparse_csr": _dtype.sparse_csr}.get(name)
+    if lay is None:
+        raise RuntimeError(f"ember supports the strided, sparse_coo and sparse_csr layouts, not {name}")
+    return lay
+
+
+def _rebuild_sparse_tensor(layout, data):
+    """A sparse tensor from torch's form: (indices, values, size[, is_coalesced]) for COO, (crow_indices,
+    col_indices, values, size) for CSR."""
+    from . import sparse
+    if layout == _dtype.sparse_coo and len(data) in (3, 4):
+        indices, values, size = data[:3]
+        return sparse.sparse_coo_tensor(indices, values, size, is_coalesced=data[3] if len(data) == 4 else None)
+    if layout == _dtype.sparse_csr and len(data) == 4:
+        return sparse.sparse_csr_tensor(*data)
+    raise _Corrupt(f"cannot rebuild a sparse tensor of layout {layout} from {len(data)} parts")
 
 
 def _unsupported(name, what):
@@ -553,6 +578,7 @@ def _torch_names():
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
         "torch.serialization._get_layout": _get_layout,
+        "torch._utils._rebuild_sparse_tensor": _rebuild_sparse_tensor,
         "torch.Size": Size,
         "torch.device": _device,
         "torch.Tensor": Tensor,
@@ -563,9 +589,8 @@ def _torch_names():
     for d in _dtype.ALL:
         names["torch." + d.name] = d
         names["torch." + _STORAGE_NAMES[d.name]] = _StorageType(d)
-    for fn, what in (("_rebuild_qtensor", "a quantized tensor"), ("_rebuild_sparse_tensor", "a sparse tensor"),
-                     ("_rebuild_nested_tensor", "a nested tensor"), ("_rebuild_meta_tensor_no_storage",
-                                                                      "a meta tensor"),
+    for fn, what in (("_rebuild_qtensor", "a quantized tensor"), ("_rebuild_nested_tensor", "a nested tensor"),
+                     ("_rebuild_meta_tensor_no_storage", "a meta tensor"),
                      ("_rebuild_wrapper_subclass", "a tensor subclass"),
                      ("_rebuild_device_tensor_from_numpy", "a tensor of an unsupported device"),
                      ("_rebuild_xla_tensor", "an XLA tensor")):

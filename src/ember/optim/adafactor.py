@@ -6,7 +6,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _closure_loss, _inc, _step_tensor, _to_scalar
+from .optimizer import Optimizer, _closure_loss, _inc, _is_sparse, _step_tensor, _to_scalar
 
 __all__ = ["Adafactor", "adafactor"]
 
@@ -52,6 +52,8 @@ class Adafactor(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
+                if _is_sparse(p.grad):
+                    self._sparse_grad(p, p.grad)
                 if p.is_complex():
                     raise RuntimeError("Adafactor does not support complex parameters")
                 state = self.state[p]

@@ -1,5 +1,6 @@
 """Adagrad."""
 from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
 from . import _functional as K
 from .optimizer import (
     Optimizer,
@@ -9,6 +10,7 @@ from .optimizer import (
     _check_lr,
     _closure_loss,
     _inc,
+    _is_sparse,
     _step_tensor,
     _to_scalar,
     _zeros_state,
@@ -61,6 +63,9 @@ class Adagrad(Optimizer):
     def _init_state(self, p, group):
         return {"step": _step_tensor(), "sum": _sum_state(p, self.defaults["initial_accumulator_value"])}
 
+    def _sparse_grad(self, p, g):
+        pass  # Adagrad updates sparse gradients where they have entries (adagrad below)
+
     def step(self, closure=None):
         """Same as `torch.optim.Adagrad.step`."""
         loss = _closure_loss(closure)
@@ -84,6 +89,10 @@ def adagrad(params, grads, state_sums, state_steps, fused=None, grad_scale=None,
     rows = []
     for i, p in enumerate(params):
         step = _inc(state_steps[i])
+        if _is_sparse(grads[i]):
+            _sparse_adagrad(p, grads[i], state_sums[i], lr / (1 + (step - 1) * lr_decay), weight_decay, eps,
+                            maximize)
+            continue
         pa = p._data
         dt = K.work_dtype(pa)
         c = consts.get((step, dt))
@@ -92,6 +101,21 @@ def adagrad(params, grads, state_sums, state_steps, fused=None, grad_scale=None,
             c = consts[(step, dt)] = (K.const(weight_decay, dt) if weight_decay != 0 else None, maximize,
                                       K.const(eps, dt), K.const(-clr, dt))
         rows.append(([K.real(pa), K.real(grads[i]._data), K.real(state_sums[i]._data)], c))
-    K.run(K.adagrad, rows, 2)
+    if rows:
+        K.run(K.adagrad, rows, 2)
     for p in params:
         _bump(p, "step")
+
+
+def _sparse_adagrad(p, g, state_sum, clr, weight_decay, eps, maximize):
+    """torch's Adagrad step for a sparse gradient: the sum of squares and p change only at its (coalesced)
+    indices."""
+    if weight_decay != 0:
+        raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+    g = g.coalesce()
+    at, values = tuple(g._indices()), g._values()
+    if maximize:
+        values = -values
+    with no_grad():
+        state_sum.index_put_(at, values * values, accumulate=True)
+        p.index_put_(at, values / (state_sum[at].sqrt() + eps) * -clr, accumulate=True)

@@ -65,6 +65,9 @@ class Adam(Optimizer):
             state["max_exp_avg_sq"] = _zeros_state(p)
         return state
 
+    def _sparse_grad(self, p, g):
+        raise RuntimeError("Adam does not support sparse gradients, please consider SparseAdam instead")
+
     def step(self, closure=None):
         """Same as `torch.optim.Adam.step`."""
         loss = _closure_loss(closure)

@@ -8,7 +8,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from . import _functional as K
-from .optimizer import Optimizer, _bump, _check_lr, _closure_loss, _to_scalar
+from .optimizer import Optimizer, _bump, _check_lr, _closure_loss, _is_sparse, _to_scalar
 
 __all__ = ["LBFGS"]
 
@@ -152,8 +152,9 @@ class LBFGS(Optimizer):
         for p in self._params:
             if p._grad is None:
                 views.append(np.zeros(K.real(p._data).size, K.real(p._data).dtype))
-            else:
-                views.append(K.real(p._grad._data).reshape(-1))
+            else:  # a sparse gradient counts as its dense form, as torch's
+                g = p._grad.to_dense() if _is_sparse(p._grad) else p._grad
+                views.append(K.real(g._data).reshape(-1))
         return np.concatenate(views)
 
     def _add_grad(self, step_size, update):

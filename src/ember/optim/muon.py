@@ -4,7 +4,7 @@ import math
 from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _closure_loss, _to_scalar
+from .optimizer import Optimizer, _closure_loss, _is_sparse, _to_scalar
 
 __all__ = ["Muon"]
 
@@ -86,6 +86,8 @@ class Muon(Optimizer):
                     g = p.grad
                     if g is None:
                         continue
+                    if _is_sparse(g):
+                        self._sparse_grad(p, g)
                     if p.is_complex():
                         raise RuntimeError("Muon does not support complex parameters")
                     state = self.state[p]

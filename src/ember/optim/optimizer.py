@@ -12,8 +12,9 @@ from itertools import chain
 import numpy as np
 
 from .._backend.deferred import CAPTURING as _CAPTURING
+from .._dtype import strided
 from .._tensor import Tensor
-from ..autograd.grad_mode import enable_grad
+from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.graph import RemovableHandle, bump_version as _bump
 
 __all__ = ["Optimizer", "register_optimizer_step_post_hook", "register_optimizer_step_pre_hook", "required"]
@@ -80,6 +81,16 @@ def _typename(obj):
         return legacy_type_name(obj)
     t = type(obj)
     return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def _is_sparse(g):
+    return g.__class__ is not Tensor and g.layout is not strided
+
+
+def _add_sparse_(p, g, alpha):
+    """p += alpha * g for a sparse g (repeated indices add up), in place and outside the graph."""
+    with no_grad():
+        p.index_put_(tuple(g._indices()), g._values() * alpha, accumulate=True)
 
 
 def _to_scalar(x):
@@ -205,6 +216,8 @@ class Optimizer:
             g = p._grad
             if g is None:
                 continue
+            if g.__class__ is not Tensor and g.layout is not strided:
+                self._sparse_grad(p, g)
             params.append(p)
             grads.append(g)
             s = state[p]
@@ -214,6 +227,10 @@ class Optimizer:
                 if key is not None:
                     column.append(s[key])
         return params, grads, columns
+
+    def _sparse_grad(self, p, g):
+        """A sparse gradient (Embedding(sparse=True)) reached an optimizer with no sparse update: torch's error."""
+        raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
 
     def __repr__(self):
         s = self.__class__.__name__ + " ("
@@ -357,6 +374,9 @@ class Optimizer:
                 if set_to_none:
                     p._grad = None
                 else:
+                    if _is_sparse(g):
+                        g.zero_()
+                        continue
                     if g._grad_fn is not None:
                         g.detach_()
                     else:

@@ -3,7 +3,17 @@ import numpy as np
 
 from .._tensor import Tensor
 from . import _functional as K
-from .optimizer import Optimizer, _bump, _check_differentiable, _check_fused, _check_lr, _closure_loss, _to_scalar
+from .optimizer import (
+    Optimizer,
+    _add_sparse_,
+    _bump,
+    _check_differentiable,
+    _check_fused,
+    _check_lr,
+    _closure_loss,
+    _is_sparse,
+    _to_scalar,
+)
 
 __all__ = ["SGD", "sgd"]
 
@@ -45,11 +55,18 @@ class SGD(Optimizer):
             momentum = group["momentum"]
             state = self.state
             for p in group["params"]:
-                if p._grad is not None:
-                    params.append(p)
-                    grads.append(p._grad)
-                    if momentum != 0:
-                        bufs.append(state[p].get("momentum_buffer"))
+                g = p._grad
+                if g is None:
+                    continue
+                if _is_sparse(g):  # Embedding(sparse=True): updated here, where the gradient has entries
+                    buf = _sparse_sgd(p, g, state[p].get("momentum_buffer"), group)
+                    if buf is not None:
+                        state[p]["momentum_buffer"] = buf
+                    continue
+                params.append(p)
+                grads.append(g)
+                if momentum != 0:
+                    bufs.append(state[p].get("momentum_buffer"))
             if not params:
                 continue
             sgd(params, grads, bufs, weight_decay=group["weight_decay"], momentum=momentum, lr=group["lr"],
@@ -58,6 +75,21 @@ class SGD(Optimizer):
                 for p, buf in zip(params, bufs):
                     state[p]["momentum_buffer"] = buf
         return loss
+
+
+def _sparse_sgd(p, g, buf, group):
+    """torch's SGD step for a sparse gradient: the momentum buffer is sparse too (its entries accumulate), and p
+    changes only where the gradient or buffer has entries; returns the buffer (None without momentum)."""
+    if group["weight_decay"] != 0:
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+    if group["maximize"]:
+        g = -g
+    momentum = group["momentum"]
+    if momentum != 0:
+        buf = g.clone() if buf is None else buf * momentum + g * (1 - group["dampening"])
+        g = g + buf * momentum if group["nesterov"] else buf
+    _add_sparse_(p, g, -_to_scalar(group["lr"]))
+    return buf
 
 
 def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, foreach=None, fused=None, grad_scale=None,

@@ -32,6 +32,9 @@ class SparseAdam(Optimizer):
 
     _group_defaults = {"maximize": False}
 
+    def _sparse_grad(self, p, g):
+        pass  # what it is for
+
     def _init_state(self, p, group):
         return {"step": 0, "exp_avg": _zeros_state(p), "exp_avg_sq": _zeros_state(p)}
 

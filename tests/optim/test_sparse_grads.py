@@ -1,4 +1,4 @@
-"""optim.SparseAdam: Adam over the rows a sparse gradient (Embedding(sparse=True)) holds."""
+"""optim.SparseAdam, and the sparse gradients of Embedding(sparse=True) in the other optimizers."""
 import math
 
 import numpy as np
@@ -95,3 +95,72 @@ def test_bad_input():
                                            "instead"):
         opt.step()
     np.testing.assert_array_equal(dense.weight.detach().numpy(), before)
+
+
+# ----- sparse gradients in the other optimizers (as torch: SGD, Adagrad and LBFGS take them) -----
+
+def test_sgd_with_a_sparse_gradient_updates_the_rows_looked_up():
+    e = _embedding()
+    before = e.weight.detach().numpy().copy()
+    opt = ember.optim.SGD(e.parameters(), lr=0.5, momentum=0.9)
+    e(ember.tensor([1, 1, 4])).sum().backward()
+    opt.step()
+    want = before.copy()
+    want[1] -= 0.5 * 2  # row 1 looked up twice
+    want[4] -= 0.5
+    np.testing.assert_allclose(e.weight.detach().numpy(), want)
+    buf = opt.state[e.weight]["momentum_buffer"]
+    assert buf.is_sparse and buf._nnz() == 3
+    opt.zero_grad(set_to_none=False)  # a sparse .grad is emptied
+    assert e.weight.grad._nnz() == 0
+    e(ember.tensor([0])).sum().backward()
+    opt.step()  # buffer = 0.9 * buffer + g: rows 1 and 4 keep moving, row 0 starts
+    want[1] -= 0.5 * 0.9 * 2
+    want[4] -= 0.5 * 0.9
+    want[0] -= 0.5
+    np.testing.assert_allclose(e.weight.detach().numpy(), want)
+
+
+def test_adagrad_with_a_sparse_gradient():
+    e = _embedding()
+    before = e.weight.detach().numpy().copy()
+    opt = ember.optim.Adagrad(e.parameters(), lr=0.1)
+    (e(ember.tensor([2, 2])) * 3).sum().backward()  # gradient of row 2: 6
+    opt.step()
+    want = before.copy()
+    want[2] -= 0.1 * 6 / (6 + 1e-10)
+    np.testing.assert_allclose(e.weight.detach().numpy(), want)
+    np.testing.assert_allclose(opt.state[e.weight]["sum"].numpy()[2], [36, 36])
+
+
+@pytest.mark.parametrize("name, kwargs, message", [
+    ("Adam", {}, "Adam does not support sparse gradients, please consider SparseAdam instead"),
+    ("AdamW", {}, "Adam does not support sparse gradients, please consider SparseAdam instead"),
+    ("RMSprop", {}, "RMSprop does not support sparse gradients"),
+    ("Adafactor", {}, "Adafactor does not support sparse gradients"),
+    ("SGD", {"weight_decay": 0.1}, r"add\(sparse, dense\) is not supported. Use add\(dense, sparse\) instead."),
+    ("Adagrad", {"weight_decay": 0.1}, "weight_decay option is not compatible with sparse gradients"),
+])
+def test_optimizers_refuse_sparse_gradients_as_torch(name, kwargs, message):
+    e = _embedding()
+    opt = getattr(ember.optim, name)(e.parameters(), lr=0.1, **kwargs)
+    e(ember.tensor([1])).sum().backward()
+    with pytest.raises(RuntimeError, match=message):
+        opt.step()
+
+
+def test_sparse_tensors_save_and_load():
+    import io
+    e = _embedding()
+    opt = ember.optim.SGD(e.parameters(), lr=0.1, momentum=0.9)
+    e(ember.tensor([1, 3, 1])).sum().backward()
+    opt.step()
+    csr = ember.tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse_csr()
+    buf = io.BytesIO()
+    ember.save({"opt": opt.state_dict(), "csr": csr}, buf)
+    back = ember.load(io.BytesIO(buf.getvalue()))
+    m = back["opt"]["state"][0]["momentum_buffer"]
+    assert m.is_sparse and m._nnz() == 3 and not m.is_coalesced()
+    np.testing.assert_array_equal(m.to_dense().numpy(), opt.state[e.weight]["momentum_buffer"].to_dense().numpy())
+    assert back["csr"].is_sparse_csr
+    np.testing.assert_array_equal(back["csr"].to_dense().numpy(), [[0, 1], [2, 0]])
