@@ -7,7 +7,7 @@ def unavailable(module, reason):
     """A module `__getattr__` for torch's `module`: every public name is a function that raises RuntimeError
     ("<module>.<name>: <reason>") when called."""
     def __getattr__(name):
-        if name.startswith("__"):
+        if name.startswith("_"):  # private names (and submodules being imported) are not stand-ins
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
 
         def stand_in(*args, **kwargs):
