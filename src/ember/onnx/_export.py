@@ -1,23 +1,21 @@
 """ONNX export by tracing the ops a model runs.
 
 NOTE [ ONNX export by tracing ]
-`export` runs the model once on the example inputs with every Op record's forward swapped for a recording
-wrapper (the profiler's mechanism: NOTE [ Profiling at no cost ]); each op that runs is translated on the spot
-(_translate.py) into ONNX nodes over the names of its operand arrays. An array is named by identity: the model's
-inputs are graph inputs, every op's results get fresh names, and an array that no traced op produced (a parameter,
-a buffer, a constant the code made) becomes an initializer holding its values at export time. An op none of whose
-operands depends on an input is folded: its results are such constants too, whatever the op (a causal mask built
-with triu needs no ONNX form). Only the outermost op is recorded (an op's forward that runs other ops counts as
-one). Python-level control flow, shapes read with `.shape`, values read with `.item()` and arrays computed outside
-ember's ops are fixed at their traced values, as in torch's TorchScript-based exporter; the dims dynamic_axes names
-stay free where the graph allows (NOTE [ Dynamic dims by a second trace ]). An op with no translation stops the
-export with an error naming it.
+`export` runs the model once on the example inputs under an OpTracer (NOTE [ Tracing ops ]); each op that runs is
+translated on the spot (_translate.py) into ONNX nodes over the names of its operand arrays. An array is named by
+identity: the model's inputs are graph inputs, every op's results get fresh names, and an array that no traced op
+produced (a parameter, a buffer, a constant the code made) becomes an initializer holding its values at export
+time. An op none of whose operands depends on an input is folded: its results are such constants too, whatever the
+op (a causal mask built with triu needs no ONNX form). Python-level control flow, shapes read with `.shape`, values
+read with `.item()` and arrays computed outside ember's ops are fixed at their traced values, as in torch's
+TorchScript-based exporter; the dims dynamic_axes names stay free where the graph allows (NOTE [ Dynamic dims by a
+second trace ]). An op with no translation stops the export with an error naming it.
 """
 import os
 
 import numpy as np
 
-from .._ops import _dispatch
+from .._tracing import OpTracer, arrays_in
 
 OPSETS = range(17, 22)  # LayerNormalization (17) and the opset 13+ forms of Split/Squeeze/Reduce* the translations use
 DEFAULT_OPSET = 18
@@ -137,56 +135,33 @@ def _host(a):
     return a if isinstance(a, np.ndarray) or not hasattr(a, "get") else a.get()
 
 
-class _Tracer:
-    """Swaps every Op's forward for a recording one while the model runs (NOTE [ ONNX export by tracing ])."""
+class _Tracer(OpTracer):
+    """Translates each op as it runs (NOTE [ ONNX export by tracing ])."""
 
     def __init__(self, graph):
+        super().__init__()
         self.graph = graph
-        self.saved = {}
-        self.depth = 0
 
     def __enter__(self):
         EXPORTING[0] = True
-        for op in list(_dispatch.OPS):
-            self._wrap(op)
-        _dispatch.ON_NEW_OP.insert(0, self._wrap)
-        return self
+        return super().__enter__()
 
     def __exit__(self, *exc):
         EXPORTING[0] = False
-        _dispatch.ON_NEW_OP.remove(self._wrap)
-        for op, fwd in self.saved.items():
-            op.fwd = fwd
-        self.saved.clear()
-
-    def _wrap(self, op):
-        if op.fwd is None or op in self.saved:
-            return
-        fwd = self.saved[op] = op.fwd
-
-        def recorded(*args):
-            self.depth += 1
-            try:
-                out = fwd(*args)
-            finally:
-                self.depth -= 1
-            if self.depth == 0:
-                self.record(op, args, out)
-            return out
-        op.fwd = recorded
+        return super().__exit__(*exc)
 
     def record(self, op, args, out):
         from . import _translate
         g = self.graph
         g.check_step(op)
-        if any(g.is_variable(a) for a in _arrays(args)):
+        if any(g.is_variable(a) for a in arrays_in(args)):
             _translate.translate(g, op, args, out)
-            for a in _arrays(out):  # results bound without a node of their own (split parts, indices) too
+            for a in arrays_in(out):  # results bound without a node of their own (split parts, indices) too
                 name = g.traced(a)
                 if name is not None:
                     g.variable.add(name)
         else:  # an op on constants only: its results are constants too (folded), whatever the op
-            for i, a in enumerate(_arrays(out)):
+            for i, a in enumerate(arrays_in(out)):
                 if g.dynamic_dims(a, i):  # unless their shape follows a dynamic dim: then they have no value
                     g.bind(a, g.fresh("sized_constant"))
                     g.unexported[g.traced(a)] = (f"a constant made by aten::{op.name} whose shape {tuple(a.shape)} "
@@ -194,24 +169,15 @@ class _Tracer:
         g.step += 1
 
 
-class _ShapeTracer(_Tracer):
+class _ShapeTracer(OpTracer):
     """A trace that only notes each op's result shapes (NOTE [ Dynamic dims by a second trace ])."""
 
     def __init__(self):
-        super().__init__(None)
+        super().__init__()
         self.shapes = []
 
     def record(self, op, args, out):
-        self.shapes.append((op.name, [tuple(a.shape) for a in _arrays(out)]))
-
-
-def _arrays(out):
-    """The arrays among an op's results (extras of any kind skipped)."""
-    if hasattr(out, "shape"):
-        return [out]
-    if isinstance(out, (tuple, list)):
-        return [a for o in out for a in _arrays(o)]
-    return []
+        self.shapes.append((op.name, [tuple(a.shape) for a in arrays_in(out)]))
 
 
 class ONNXProgram:
