@@ -8,8 +8,11 @@ import pytest
 import ember
 from ember import nn
 
-onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
+try:
+    import onnx
+    import onnxruntime as ort
+except Exception as e:  # noqa: BLE001 - missing, or built against a newer ml_dtypes than the one installed
+    pytest.skip(f"onnx and onnxruntime are needed: {type(e).__name__}: {e}", allow_module_level=True)
 
 
 def _run(proto, *xs):

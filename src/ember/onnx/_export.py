@@ -226,8 +226,9 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     opsets...) are accepted and have no effect; dynamic_shapes is not supported (use dynamic_axes)."""
     try:
         import onnx
-    except ImportError:
-        raise ImportError("ember.onnx.export needs the onnx package: pip install onnx (or ember[onnx])") from None
+    except Exception as e:  # missing, or onnx built against a newer ml_dtypes than the installed one
+        raise ImportError(f"ember.onnx.export needs the onnx package (pip install onnx, or ember[onnx]); importing "
+                          f"it failed: {type(e).__name__}: {e}") from e
     import ember
     opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
     if opset not in OPSETS:
