@@ -28,9 +28,14 @@ def _data(lib, shape, classes, seed=0):
     return x, y
 
 
+COMPILED = [False]  # bench_compile: ember's model goes through ember.compile
+
+
 def _step(lib, model, opt, x, y):
     """One training step on a fixed batch, as a zero-argument callable."""
     loss_fn = lib.nn.functional.cross_entropy
+    if COMPILED[0] and lib.__name__ == "ember":
+        model = lib.compile(model)
 
     def step():
         opt.zero_grad()

@@ -426,6 +426,8 @@ class Tensor:
 
     # ----- conversion -----
     def item(self):
+        if HOST_READ[0] is not None:
+            HOST_READ[0](self, "item")
         d = self._data
         if d.size != 1:
             raise RuntimeError(f"a Tensor with {d.size} elements cannot be converted to Scalar")
@@ -435,6 +437,8 @@ class Tensor:
         return v
 
     def tolist(self):
+        if HOST_READ[0] is not None:
+            HOST_READ[0](self, "tolist")
         d = self._data
         if d.__class__ is not np.ndarray:
             d = host(d)
@@ -591,6 +595,8 @@ class Tensor:
         return complex(_scalar(self))
 
     def __index__(self):
+        if HOST_READ[0] is not None:
+            HOST_READ[0](self, "__index__")
         if self._data.dtype.kind not in "biu" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         d = self._data
@@ -665,6 +671,12 @@ def _rebuild(cls, arr, dev, requires_grad, grad):
     t._requires_grad = requires_grad
     t._grad = grad
     return t
+
+
+# A function called with (tensor, what) when code reads a tensor's values on the host (item, tolist, float, int,
+# bool, index) while a tracer wants to know: ember.compile's capture gives up (the value fixes what the code does
+# next). None otherwise.
+HOST_READ = [None]
 
 
 def _scalar(t):

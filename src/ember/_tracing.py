@@ -6,7 +6,11 @@ wrapper that runs it and then calls `record(op, args, out)` with the forward's p
 the op's attributes) and its result: the profiler's mechanism (NOTE [ Profiling at no cost ]), so nothing is paid
 while no tracer is open. Only the outermost op is recorded: a forward that runs other ops counts as one.
 """
+import numpy as np
+
 from ._ops import _dispatch
+
+_SCALARS = frozenset(np.sctypeDict.values()) - {np.ndarray}
 
 __all__ = ["OpTracer", "arrays_in"]
 
@@ -44,6 +48,8 @@ class OpTracer:
                 out = fwd(*args)
             finally:
                 self._depth -= 1
+            if out.__class__ in _SCALARS:  # NumPy's answer on 0-d arrays: dispatch would wrap a new array
+                out = np.asarray(out)
             if self._depth == 0:
                 self.record(op, args, out)
             return out

@@ -13,6 +13,7 @@ from ..autograd.grad_mode import GRAD
 from .._tensor import Tensor
 from .._view_autograd import _CUSTOM, _MULTI, _NO_GRAD, multi_output_view, view_error
 from ..autograd.graph import CUSTOM_VIEWS, FORWARD, bump_version
+from ._dispatch import Op
 
 __all__ = ["inplace", "make_inplace", "write_out", "can_cast"]
 
@@ -98,6 +99,29 @@ _OVERLAP = ("unsupported operation: more than one element of the written-to tens
             "location. Please clone() the tensor before performing the operation.")
 
 
+# In-place writes into a tensor's array run as the forward of these Ops (called directly, no dispatch): tracing
+# (NOTE [ Tracing ops ]) then sees them, so that ember.compile replays them (NOTE [ Compiled regions ]).
+def _assign_fwd(dst, src):
+    dst[...] = src
+    return dst
+
+
+def _fill_into_fwd(dst, value):
+    dst.fill(value)
+    return dst
+
+
+def _ufunc_into_fwd(dst, other, ufunc):
+    ufunc(dst, other, out=dst)
+    return dst
+
+
+_ASSIGN = Op("copy_", _assign_fwd)
+_CLONE_ARRAY = Op("clone", lambda a: a.copy())
+_UFUNC_INTO = Op("inplace_ufunc", _ufunc_into_fwd)
+_FILL_INTO = Op("fill_", _fill_into_fwd)
+
+
 def _check_writable(d):
     if read_only(d):  # an expanded tensor: NumPy marks broadcast views read-only
         raise RuntimeError(_OVERLAP)
@@ -107,7 +131,7 @@ def _snapshot(self):
     """A copy of self's current values that keeps self's place in the graph (the op's input before it is
     overwritten)."""
     from .._tensor import Tensor
-    t = Tensor._make(self._data.copy())
+    t = Tensor._make(_CLONE_ARRAY.fwd(self._data))
     t._requires_grad = self._requires_grad
     t._grad_fn = self._grad_fn
     t._output_nr = self._output_nr
@@ -145,13 +169,13 @@ def inplace(self, fn, args, kwargs, name):
     if fw is not None:
         fw.write(self, result, lambda: _overwrite(self, result, name))
         return self
-    d[...] = result._data
+    _ASSIGN.fwd(d, result._data)
     bump_version(self, name)
     return self
 
 
 def _overwrite(self, result, name):
-    self._data[...] = result._data
+    _ASSIGN.fwd(self._data, result._data)
     bump_version(self, name)
 
 
@@ -163,7 +187,7 @@ def _shape_error(self, result, name):
 def commit(self, result, name):
     """Write result into self and give self result's history."""
     _check_writable(self._data)
-    self._data[...] = result._data
+    _ASSIGN.fwd(self._data, result._data)
     bump_version(self, name)
     if not result._requires_grad:
         return
@@ -200,7 +224,7 @@ def make_inplace(fn, name, ufunc=None):
                     elif o.__class__ not in number:
                         return inplace(self, fn, args, kwargs, name)
                     try:
-                        ufunc(d, o, out=d)
+                        _UFUNC_INTO.fwd(d, o, ufunc)
                     except ValueError:  # not broadcastable into self: the generic path words the error
                         return inplace(self, fn, args, kwargs, name)
                     bump_version(self, name)

@@ -15,7 +15,7 @@ from .._dtype import SCALAR_NAMES
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import FORWARD, bump_version, counter, version_error
 from ._dispatch import SAVE_INPUTS, SAVE_NONE, SAVE_OUTPUT, Op, dispatch, dispatch1, dispatch2, wrap
-from ._inplace import make_inplace, view_needs_grad, write_out
+from ._inplace import _UFUNC_INTO, make_inplace, view_needs_grad, write_out
 from .unary import py_typename
 
 __all__ = [
@@ -1515,7 +1515,7 @@ def _fast_inplace(ufunc, fn, name, kinds, floating=False, precheck=None):
                 return slow(self, other, **kwargs)
             od = od * alpha
         try:
-            ufunc(d, od, out=d)
+            _UFUNC_INTO.fwd(d, od, ufunc)  # an op's forward: tracing sees the write (NOTE [ Tracing ops ])
         except (ValueError, TypeError):
             return slow(self, other, **kwargs)
         bump_version(self, name)

@@ -24,7 +24,7 @@ from .._tensor import Size, Tensor
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import bump_version
 from ._dispatch import Op, dispatch, dispatch1, dispatch2, wrap
-from ._inplace import check_leaf, commit, view_needs_grad, write_out
+from ._inplace import _ASSIGN, _FILL_INTO, check_leaf, commit, view_needs_grad, write_out
 
 __all__ = [
     "arange",
@@ -1073,14 +1073,14 @@ def fill_(self, value):
             value = value.to(self.dtype)
         if _fill_inplace(self, _FILL_T, "fill_", value) is None:
             if value._data.__class__ is self._data.__class__:
-                self._data[...] = value._data
+                _ASSIGN.fwd(self._data, value._data)
             else:  # a CPU scalar into GPU memory (or back)
                 self._data.fill(value.item())
             bump_version(self, "fill_")
         return self
     v = _checked_scalar(value, FROM_NP[self._data.dtype])
     if _fill_inplace(self, _FILL, "fill_", v) is None:
-        self._data.fill(v)
+        _FILL_INTO.fwd(self._data, v)
         bump_version(self, "fill_")
     return self
 
@@ -1088,7 +1088,7 @@ def fill_(self, value):
 def zero_(self):
     """Same as `torch.Tensor.zero_`."""
     if _fill_inplace(self, _ZERO, "zero_") is None:
-        self._data.fill(0)
+        _FILL_INTO.fwd(self._data, 0)
         bump_version(self, "zero_")
     return self
 

@@ -1,18 +1,17 @@
-"""ember.compiler: torch.compiler's user-facing switches. ember has no graph compiler yet (DESIGN.md: compile), so
-`compile` runs models eagerly and these report that nothing is ever being compiled."""
-import warnings
+"""ember.compiler: torch.compiler. `compile` captures the ops a function or module runs and replays them
+(NOTE [ Compiled regions ] in _region.py); the switches below are torch's."""
+from ._region import CompileError, CompiledFunction  # noqa: F401 - CompileError: what fullgraph=True raises
 
 __all__ = ["allow_in_graph", "assume_constant_result", "compile", "cudagraph_mark_step_begin", "disable",
            "is_compiling", "is_dynamo_compiling", "is_exporting", "list_backends", "reset"]
 
-_WARNED = [False]
-
-
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None, name=None,
             disable=False, **kwargs):
-    """Same as `torch.compile`, without the compiler: returns `model` itself, which runs eagerly with the same
-    results (torch returns a wrapping OptimizedModule whose state_dict keys start with "_orig_mod."). Warns once
-    per process, unless `disable=True` or `backend="eager"` asked for eager execution anyway."""
+    """Same as `torch.compile`: a module comes back as an OptimizedModule (its state_dict keys start with
+    "_orig_mod."), a function as a CompiledFunction; each call for the same guards replays the captured ops (NOTE
+    [ Compiled regions ]). Regions the capture cannot reproduce run eagerly with a warning (an error with
+    fullgraph=True). Shapes are always specialized (dynamic is accepted and has no effect); every backend and mode
+    replays the same way; disable=True or backend="eager" returns model itself."""
     if model is None:
         def decorate(fn):
             return compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options,
@@ -22,16 +21,20 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
-    if not disable and backend != "eager" and not _WARNED[0]:
-        _WARNED[0] = True
-        warnings.warn("ember.compile: ember has no graph compiler yet; the model runs eagerly (same results, "
-                      "eager speed)", UserWarning, stacklevel=2)
-    return model
+    if disable or backend == "eager":
+        return model
+    from ..nn.modules.module import Module
+    if isinstance(model, Module):
+        from ._module import OptimizedModule
+        return OptimizedModule(model, fullgraph)
+    owner = getattr(model, "__self__", None)
+    return CompiledFunction(model, owner if isinstance(owner, Module) else None, fullgraph)
 
 
 def is_compiling():
-    """Same as `torch.compiler.is_compiling`: always False (nothing is traced)."""
-    return False
+    """Same as `torch.compiler.is_compiling`: True while ember.compile captures a region."""
+    from . import _region
+    return _region.CAPTURING[0]
 
 
 is_dynamo_compiling = is_compiling
@@ -43,7 +46,7 @@ def is_exporting():
 
 
 def disable(fn=None, recursive=True, *, reason=None):
-    """Same as `torch.compiler.disable`: fn runs eagerly, which is how everything runs."""
+    """Same as `torch.compiler.disable`: returns fn (a compiled region that calls it captures its ops too)."""
     if fn is None:
         return lambda f: f
     return fn

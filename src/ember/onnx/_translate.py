@@ -327,6 +327,52 @@ def _norm(g, op, args, out):
     g.out(out, "Add", [y, g.const(shift.astype(dt), "bn_shift")])
 
 
+@_names("norm_stats")
+def _norm_stats(g, op, args, out):
+    # a normalization's statistics: the normalization's own translation covers them (LayerNormalization, or batch
+    # norm's folded scale and shift from their values)
+    for a in out:
+        g.bind(a, g.fresh("statistics"))
+        g.unexported[g.traced(a)] = "a normalization's statistics"
+
+
+# ----- in-place writes (NOTE [ Tracing ops ]): the written array takes the new value's name -----
+
+@_names("relu_")
+def _relu_inplace(g, op, args, out):
+    g.out(out, "Relu", [g.value(args[0])])
+
+
+@_names("copy_")
+def _assign(g, op, args, out):
+    dst, src = args
+    if tuple(dst.shape) == tuple(src.shape) and dst.dtype == src.dtype:
+        g.out(out, "Identity", [g.value(src)])
+    else:
+        from onnx import helper
+        x = g.value(src)
+        if dst.dtype != src.dtype:
+            x = g.node("Cast", [x], to=helper.np_dtype_to_tensor_dtype(np.dtype(_dtype_of(dst))))
+        g.out(out, "Expand", [x, g.ints(dst.shape)])
+
+
+_UFUNCS = {np.add: "Add", np.subtract: "Sub", np.multiply: "Mul", np.true_divide: "Div", np.maximum: "Max",
+           np.minimum: "Min", np.power: "Pow"}
+
+
+@_names("inplace_ufunc")
+def _ufunc_inplace(g, op, args, out):
+    dst, other, ufunc = args
+    if ufunc not in _UFUNCS:
+        raise OnnxExporterError(f"ember.onnx.export: an in-place {ufunc.__name__} has no ONNX translation in ember")
+    g.out(out, _UFUNCS[ufunc], [g.value(dst), _operand(g, other, dst)])
+
+
+@_names("fill_")
+def _fill(g, op, args, out):
+    g.bind(out, g.const(np.full(out.shape, args[1], _dtype_of(out)), "filled"))
+
+
 @_names("tril", "triu")
 def _trilu(g, op, args, out):
     g.out(out, "Trilu", [g.value(args[0]), g.const(np.array(int(args[1]), np.int64), "k")],

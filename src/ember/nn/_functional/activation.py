@@ -202,13 +202,16 @@ def relu(input, inplace=False):
 _relu_slow_ = _inplace_pair(relu, "relu_")
 
 
+_RELU_INTO = Op("relu_", lambda d: _UCLIP(d, 0.0, np.inf, out=d))
+
+
 def relu_(input):
     """Same as `torch.nn.functional.relu_`."""
     d = input._data
     # no graph to record: clip straight into the tensor's memory (nn.ReLU(inplace=True) in eval or no_grad)
     if _UCLIP is not None and d.__class__ is np.ndarray and d.dtype.kind == "f" and d.flags.writeable \
             and not (GRAD[0] and input._requires_grad):
-        _UCLIP(d, 0.0, np.inf, out=d)
+        _RELU_INTO.fwd(d)  # an op's forward: tracing sees the write (NOTE [ Tracing ops ])
         bump_version(input, "relu_")
         return input
     return _relu_slow_(input)

@@ -18,8 +18,9 @@ import numpy as np
 import ember
 
 from ..._autocast import AUTOCAST, cast_args
-from ..._backend import XP, row_kernels
-from ..._ops._dispatch import SAVE_BOTH, Op, dispatch, wrap
+from ..._backend import XP, device_of, row_kernels
+from ..._ops import random as _random
+from ..._ops._dispatch import SAVE_BOTH, Op, dispatch, dispatch1, wrap
 from ...autograd.grad_mode import GRAD
 from ...backends.cuda import _SDP
 from . import _sdpa_cudnn
@@ -317,6 +318,14 @@ def _dt_name(t):
     return _DT_NAME.get(str(t.dtype).replace("ember.", ""), str(t.dtype))
 
 
+def _keep_fwd(q, shape, p):
+    """The keep mask of attention dropout (True with probability 1 - p), drawn as ember.rand(shape) >= p."""
+    return _random._sample(_random._engine(None, device_of(q)), "uniform", shape, ember.float32) >= p
+
+
+_KEEP = Op("attention_dropout_mask", _keep_fwd)
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """Same as `torch.nn.functional.scaled_dot_product_attention`.
@@ -370,8 +379,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         shape = tuple(np.broadcast_shapes(query.shape[:-2], key.shape[:-2])) + (L, S)
         if dropout_p >= 1.0:
             keep = ember.zeros(shape, dtype=ember.bool, device=query.device)._data, 1.0
-        else:
-            keep = ember.rand(shape, device=query.device)._data >= dropout_p, 1.0 / (1.0 - dropout_p)
+        else:  # drawn by an op: tracing (ember.compile) sees the draw
+            keep = dispatch1(_KEEP, query, shape, dropout_p)._data, 1.0 / (1.0 - dropout_p)
     if not (fused or _SDP["math"]):
         raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This is likely due to "
                            "turning off both the math kernel and the fused kernels.")

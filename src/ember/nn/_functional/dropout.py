@@ -66,6 +66,15 @@ def _masked_fwd(x, keep, scale):
     return y
 
 
+def _draw_fwd(x, shape, p, device):
+    """The scaled keep mask of dropout on x: 1 / (1 - p) with probability 1 - p, else 0, in x's dtype."""
+    dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)
+    keep = (_engine(None, device).uniform(shape, dt) >= p).astype(dt)
+    keep *= 1.0 / (1.0 - p)
+    return keep.astype(x.dtype, copy=False)
+
+
+_DRAW = Op("dropout_mask", _draw_fwd)
 _MASK_BOOL = Op("mul", _masked_fwd, lambda ctx, g: dispatch1(_MASK_BOOL, g, *ctx.attrs), node_name="MulBackward0")
 
 
@@ -79,9 +88,8 @@ def _apply(input, p, shape, alpha):
         if d.dtype in _DRAWN and _MASKED.available(d):  # NOTE [ Dropout on the GPU ]
             return dispatch1(_MASK_BOOL, input, _engine(None, input.device).uniform(shape, d.dtype) >= p,
                              1.0 / (1.0 - p))
-        keep = _keep_mask(input, shape, p)
-        keep *= 1.0 / (1.0 - p)
-        return dispatch1(_MASK, input, keep.astype(d.dtype, copy=False))
+        keep = dispatch1(_DRAW, input, shape, p, input.device)._data  # an op: traced and replayed (compile)
+        return dispatch1(_MASK, input, keep)
     keep = _keep_mask(input, shape, p)
     a = 1.0 / np.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
     shift = ((keep - 1) * (_ALPHA * a) + _ALPHA * a * p).astype(d.dtype, copy=False)

@@ -456,16 +456,14 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         return _apply("NativeBatchNormBackward0", x, weight, bias, xhat, mu.reshape(view), invstd.reshape(view), axes,
                       None, view, axes, False, eps)
     if training or running_mean is None:
-        mu, var, invstd, xhat = _stats(xa, axes, eps)
+        mu, var, invstd, xhat = _traced_stats(4, _stats, x, axes, eps)
         if training and running_mean is not None:
             n = xa.size // c
-            _update_running(running_mean, mu.reshape(c), momentum)
-            _update_running(running_var, var.reshape(c) * (n / max(n - 1, 1)), momentum)
+            _update_running(running_mean, mu, momentum)
+            _update_running(running_var, var, momentum, n / max(n - 1, 1))
         fixed = False
     else:
-        mu = running_mean._data.reshape(view).astype(xa.dtype, copy=False)
-        invstd = (1.0 / np.sqrt(running_var._data.reshape(view) + eps)).astype(xa.dtype, copy=False)
-        xhat = _xhat(xa, mu, invstd, None)
+        xhat, mu, invstd = (t._data for t in dispatch(_RUNNING_XHAT, (x, running_mean, running_var), view, eps))
         fixed = True
     return _apply("NativeBatchNormBackward0", x, weight, bias, xhat, mu, invstd, axes, None, view, axes, fixed, eps)
 
@@ -490,12 +488,41 @@ def _update_running_channels(running_mean, running_var, mean, var, momentum, n):
         _update_running(running_var, var * (n / max(n - 1, 1)), momentum)
 
 
-def _update_running(buf, stat, momentum):
-    """running = (1 - momentum) * running + momentum * stat, in place, without a graph."""
-    data = buf._data
-    data *= 1 - momentum
-    data += momentum * stat.astype(data.dtype, copy=False)
+def _update_running(buf, stat, momentum, scale=1.0):
+    """running = (1 - momentum) * running + momentum * scale * stat (stat: any shape of running's size), in place,
+    without a graph: an op writing into the buffer's array, which tracing sees."""
+    dispatch(_RUNNING, (buf,), stat, momentum, scale)
     bump_version(buf, "batch_norm")
+
+
+def _running_fwd(data, stat, momentum, scale):
+    data *= 1 - momentum
+    stat = stat.reshape(data.shape).astype(data.dtype, copy=False)
+    data += momentum * (stat * scale if scale != 1.0 else stat)
+    return data
+
+
+_RUNNING = Op("running_stats_update", _running_fwd)
+
+
+# The statistics of a normalization as an op of their own (no gradient: the normalization op's backward covers
+# them), so that tracing (ONNX export, ember.compile) sees them come from x: _STATS[n] runs fn(x, *attrs), which
+# returns n arrays.
+_STATS = {n: Op("norm_stats", lambda x, fn, *attrs: fn(x, *attrs), nout=n) for n in (3, 4)}
+
+
+def _running_xhat(xa, running_mean, running_var, view, eps):
+    """(xhat, mean, 1/sqrt(var + eps)) of batch norm with running statistics."""
+    mu = running_mean.reshape(view).astype(xa.dtype, copy=False)
+    invstd = (1.0 / np.sqrt(running_var.reshape(view) + eps)).astype(xa.dtype, copy=False)
+    return _xhat(xa, mu, invstd, None), mu, invstd
+
+
+_RUNNING_XHAT = Op("norm_stats", _running_xhat, nout=3)
+
+
+def _traced_stats(n, fn, x, *attrs):
+    return tuple(t._data for t in dispatch(_STATS[n], (x,), fn, *attrs))
 
 
 # ----- layer norm / rms norm / group norm -----
@@ -530,9 +557,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     axes = tuple(range(d - k, d))
     xa = input._data
     if _trailing_ok(xa, weight, bias):
-        mu, invstd, xhat = _trailing_stats(xa, k, eps)
+        mu, invstd, xhat = _traced_stats(3, _trailing_stats, input, k, eps)
     else:
-        mu, _, invstd, xhat = _stats(xa, axes, eps)
+        mu, _, invstd, xhat = _traced_stats(4, _stats, input, axes, eps)
     return _apply("NativeLayerNormBackward0", input, weight, bias, xhat, mu, invstd, axes, None, None,
                   tuple(range(d - k)), False, eps)
 
@@ -547,9 +574,9 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     axes = tuple(range(d - k, d))
     xa = input._data
     if _trailing_ok(xa, weight, None):
-        _, invstd, xhat = _trailing_stats(xa, k, eps, center=False)
+        _, invstd, xhat = _traced_stats(3, _trailing_stats, input, k, eps, False)
     else:
-        _, _, invstd, xhat = _stats(xa, axes, eps, center=False)
+        _, _, invstd, xhat = _traced_stats(4, _stats, input, axes, eps, False)
     return _apply("FusedRmsNormBackward0", input, weight, None, xhat, None, invstd, axes, None, None,
                   tuple(range(d - k)), False, eps)
 
