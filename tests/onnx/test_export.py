@@ -191,3 +191,20 @@ def test_what_cannot_be_exported_is_named():
             return x
     with pytest.raises(ember.onnx.OnnxExporterError, match="ran other ops when the dynamic dims"):
         ember.onnx.export(Branchy(), (ember.randn(2, 3),), input_names=["x"], dynamic_axes={"x": {0: "b"}})
+
+
+@pytest.mark.parametrize("norm", ["group", "instance", "rms"])
+def test_normalizations_computing_their_statistics(norm):
+    ember.manual_seed(0)
+    layer = {"group": lambda: nn.GroupNorm(2, 4), "instance": lambda: nn.InstanceNorm2d(4, affine=True),
+             "rms": lambda: nn.RMSNorm([4, 5, 5])}[norm]()
+    model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), layer)
+    if norm != "rms":
+        with ember.no_grad():
+            layer.weight.uniform_(0.5, 1.5)
+            layer.bias.uniform_(-1, 1)
+    x = ember.randn(2, 3, 5, 5)
+    program = ember.onnx.export(model, (x,), input_names=["x"], dynamic_axes={"x": {0: "b"}})
+    model.eval()
+    _same(model, program.model_proto, x)
+    _same(model, program.model_proto, ember.cat([x, x, x[:1]]))

@@ -55,12 +55,25 @@ class _Capture(OpTracer):
             self.keep.append(arr)
         return i
 
+    def _reshaped(self, a):
+        """The slot of a, when a is a reshape of a slotted array made outside any op (a step is added to make it
+        again), else None."""
+        base = getattr(a, "base", None)
+        i = self.slots.get(id(base)) if base is not None else None
+        if i is None or a.size != base.size or not (a.flags.c_contiguous and base.flags.c_contiguous):
+            return None
+        j = self.slot(a)
+        self.steps.append((_RESHAPE, [None, a.shape], ((0, None, i),), (j,), True))
+        return j
+
     def record(self, op, args, out):
         template = list(args)
         reads = []
         for pos, a in enumerate(args):
             if _is_array(a):
                 i = self.slots.get(id(a))
+                if i is None:
+                    i = self._reshaped(a)
                 if i is not None:
                     reads.append((pos, None, i))
                     template[pos] = None
@@ -79,6 +92,9 @@ class _Capture(OpTracer):
 
 def _is_array(a):
     return hasattr(a, "shape") and hasattr(a, "dtype") and not isinstance(a, np.generic)
+
+
+_RESHAPE = _dispatch.Op("reshape", lambda x, shape: x.reshape(shape))
 
 
 def _run(steps, values):

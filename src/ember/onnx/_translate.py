@@ -295,16 +295,16 @@ def _max_pool(g, op, args, out):
     g.unexported[g.traced(idx)] = "max pooling's indices"
 
 
-@_names("NativeLayerNormBackward0", "NativeBatchNormBackward0")  # the fused normalization ops' names
+@_names("NativeLayerNormBackward0", "NativeBatchNormBackward0", "NativeGroupNormBackward0", "FusedRmsNormBackward0")
 def _norm(g, op, args, out):
     (xhat, saved, mu, invstd, axes, sshape, wview, waxes, has_w, has_b, fixed, eps) = args[-12:]
     x = args[0]
     w = args[1] if has_w else None
     b = args[1 + has_w] if has_b else None
+    if not fixed and ("LayerNorm" not in op.name or sshape is not None or mu is None):
+        _norm_from_stats(g, op, x, w, b, mu is not None, axes, sshape, wview, eps, out)
+        return
     if not fixed:
-        if "LayerNorm" not in op.name or sshape is not None or mu is None:
-            raise OnnxExporterError(f"ember.onnx.export: aten::{op.name} computing its statistics has no ONNX "
-                                    "translation in ember (batch norm exports in eval mode)")
         axis = min(axes)
         n = x.shape[axis:]
         dt = _dtype_of(x)
@@ -402,6 +402,32 @@ def _adaptive_avg_pool(g, op, args, out):
     else:
         raise OnnxExporterError(f"ember.onnx.export: aten::{op.name} to a size that does not divide the input's "
                                 "has no ONNX translation in ember")
+
+
+def _norm_from_stats(g, op, x, w, b, center, axes, sshape, wview, eps, out):
+    """A normalization computing its statistics (group, instance, RMS, batch norm in training mode): the mean
+    (when centring) and variance over axes of x (viewed as sshape), then the affine step."""
+    dt = _dtype_of(x)
+    xs = g.value(x)
+    if sshape is not None:
+        xs = g.node("Reshape", [xs, g.ints(_reshape_code(g, x.shape, sshape, set()))])  # the batch dim copied
+    axes = [int(a) for a in axes]
+
+    def mean(v):
+        if g.opset >= 18:
+            return g.node("ReduceMean", [v, g.ints(axes)], keepdims=1)
+        return g.node("ReduceMean", [v], axes=axes, keepdims=1)
+    d = g.node("Sub", [xs, mean(xs)]) if center else xs
+    var = mean(g.node("Mul", [d, d]))
+    inv = g.node("Reciprocal", [g.node("Sqrt", [g.node("Add", [var, g.const(np.array(eps, dt), "eps")])])])
+    y = g.node("Mul", [d, inv])
+    if sshape is not None:
+        y = g.node("Reshape", [y, g.ints(_reshape_code(g, sshape, x.shape, g.dynamic_dims(out)))])
+    for t, kind in ((w, "Mul"), (b, "Add")):
+        if t is not None:
+            tv = g.value(t) if wview is None else g.node("Reshape", [g.value(t), g.ints(wview)])
+            y = g.node(kind, [y, tv])
+    g.out(out, "Identity", [y])
 
 
 @_names("embedding")

@@ -521,6 +521,10 @@ def _running_xhat(xa, running_mean, running_var, view, eps):
 _RUNNING_XHAT = Op("norm_stats", _running_xhat, nout=3)
 
 
+def _grouped_stats(xa, sshape, eps):
+    return _stats(xa.reshape(sshape), (2,), eps)
+
+
 def _traced_stats(n, fn, x, *attrs):
     return tuple(t._data for t in dispatch(_STATS[n], (x,), fn, *attrs))
 
@@ -597,7 +601,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             raise RuntimeError(f"Expected {what} to be a vector of size equal to the number of channels in input, "
                                f"but got {what} of shape {list(t.shape)} and input of shape {list(x.shape)}")
     sshape = (n, num_groups, x.numel() // (n * num_groups) if n * num_groups else 0)
-    mu, _, invstd, xhat = _stats(x._data.reshape(sshape), (2,), eps)
+    mu, _, invstd, xhat = _traced_stats(4, _grouped_stats, x, sshape, eps)
     view = (1, c) + (1,) * (x.dim() - 2)
     return _apply("NativeGroupNormBackward0", x, weight, bias, xhat, mu, invstd, (2,), sshape, view,
                   (0,) + tuple(range(2, x.dim())), False, eps)
@@ -619,7 +623,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     xa = x._data
     if use_input_stats or running_mean is None:
         axes = tuple(range(2, d))
-        mu, var, invstd, xhat = _stats(xa, axes, eps)
+        mu, var, invstd, xhat = _traced_stats(4, _stats, x, axes, eps)
         if use_input_stats and running_mean is not None:
             m = xa.size // (n * c)
             _update_running(running_mean, mu.reshape(n, c).mean(0), momentum)
