@@ -208,3 +208,16 @@ def test_normalizations_computing_their_statistics(norm):
     model.eval()
     _same(model, program.model_proto, x)
     _same(model, program.model_proto, ember.cat([x, x, x[:1]]))
+
+
+def test_transposed_convolutions():
+    ember.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, stride=2, padding=1), nn.ReLU(),
+                          nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1, output_padding=1),
+                          nn.ConvTranspose2d(4, 3, 3, padding=1, groups=1, bias=False, dilation=2),
+                          nn.Sigmoid())
+    x = ember.randn(2, 3, 8, 8)
+    program = ember.onnx.export(model, (x,), input_names=["x"], dynamic_axes={"x": {0: "b"}})
+    assert {n.op_type for n in program.model_proto.graph.node} >= {"ConvTranspose"}
+    _same(model, program.model_proto, x)
+    _same(model, program.model_proto, ember.cat([x, x[:1]]))

@@ -283,6 +283,20 @@ def _conv(g, op, args, out):
           group=int(groups))
 
 
+@_names("convolution_transpose")
+def _conv_transpose(g, op, args, out):
+    x, w = args[0], args[1]
+    has_b = hasattr(args[2], "shape")
+    stride, lo, hi, dil, groups, xsp = args[3:9] if has_b else args[2:8]
+    opad = [a - b for a, b in zip(lo, hi)]  # conv_transpose's output_padding: hi = padding - output_padding
+    if any(p < 0 for p in opad):
+        raise OnnxExporterError("ember.onnx.export: this transposed convolution's padding has no ONNX translation "
+                                "in ember")
+    ins = [g.value(x), g.value(w)] + ([g.value(args[2])] if has_b else [])
+    g.out(out, "ConvTranspose", ins, strides=list(stride), pads=list(lo) * 2, dilations=list(dil),
+          group=int(groups), output_padding=opad)
+
+
 @_names("max_pool_with_indices")
 def _max_pool(g, op, args, out):
     x, nd, k, s, p, d, outs = args[:7]
