@@ -1,9 +1,10 @@
 """ember.compiler: torch.compiler. `compile` captures the ops a function or module runs and replays them
 (NOTE [ Compiled regions ] in _region.py); the switches below are torch's."""
-from ._region import CompileError, CompiledFunction  # noqa: F401 - CompileError: what fullgraph=True raises
+from ._region import CompiledFunction, CompileError  # noqa: F401 - CompileError: what fullgraph=True raises
 
 __all__ = ["allow_in_graph", "assume_constant_result", "compile", "cudagraph_mark_step_begin", "disable",
            "is_compiling", "is_dynamo_compiling", "is_exporting", "list_backends", "reset"]
+
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None, name=None,
             disable=False, **kwargs):

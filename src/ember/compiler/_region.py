@@ -21,11 +21,11 @@ import warnings
 
 import numpy as np
 
+from .. import _tensor
 from .._autocast import AUTOCAST
 from .._backend import XP
 from .._ops import _dispatch
 from .._ops.random import get_rng_state, set_rng_state
-from .. import _tensor
 from .._tensor import Tensor
 from .._tracing import OpTracer, arrays_in
 from ..autograd.grad_mode import GRAD
@@ -331,7 +331,6 @@ class CompiledFunction:
             prog.grad_slots = grad_slots
             prog.make_op(len(tensors), state)
         prog.n = len(slots)
-        del keep
         return result, prog, grads_eager, gouts
 
     def _verify(self, prog, tensors, params, buffers, result, grads_eager, gouts, before, after, rng, args, kwargs):
