@@ -243,12 +243,17 @@ def _grid_matmul_t(gm, buf, groups, k, dil, gst, size):
     rows = buf.shape[0] // groups * math.prod(k)
     if math.prod(k) == 1:
         return _matmul(gm, buf[:, :size].reshape(groups, rows, size).transpose(0, 2, 1))
-    out = _xp(gm).zeros((groups, gm.shape[1], rows), gm.dtype)
+    # the larger of the two output dims goes first (as in _wgrad_gemm): with rows first, OpenBLAS ran the 16-64
+    # channel 3x3 weight gradients of bench/ 1.15-1.8x faster
+    rows_first = rows >= gm.shape[1]
+    out = _xp(gm).zeros((groups, rows, gm.shape[1]) if rows_first else (groups, gm.shape[1], rows), gm.dtype)
     for start, n in _chunks(rows, buf.itemsize, size):
         cols = _xp(buf).empty((groups, buf.shape[0] // groups) + tuple(k) + (n,), buf.dtype)
         np.copyto(cols, _grid_view(buf, groups, k, dil, gst, start, n))
-        out += _matmul(gm[:, :, start:start + n], cols.reshape(groups, rows, n).transpose(0, 2, 1))
-    return out
+        cols = cols.reshape(groups, rows, n)
+        gc = gm[:, :, start:start + n]
+        out += np.matmul(cols, gc.transpose(0, 2, 1)) if rows_first else np.matmul(gc, cols.transpose(0, 2, 1))
+    return out.transpose(0, 2, 1) if rows_first else out
 
 
 def _grad_grid(g, xsp, k, lo, hi, dil):
