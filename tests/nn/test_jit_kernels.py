@@ -119,3 +119,48 @@ def test_the_environment_switch_turns_the_kernels_off():
     env = dict(os.environ, EMBER_JIT="0")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_tanh32_is_float32_accurate_and_keeps_nan_and_infinities():
+    if not jit.ENABLED[0]:
+        pytest.skip("numba is not installed or EMBER_JIT=0")
+    import numba
+
+    from ember.nn._functional._jit_rnn import tanh32
+
+    @numba.njit
+    def apply(x, out):
+        for i in range(x.size):
+            out[i] = tanh32(x[i])
+
+    x = np.concatenate([np.linspace(-12, 12, 400001, dtype=np.float32),
+                        np.geomspace(1e-30, 1, 2001, dtype=np.float32),
+                        np.array([0.0, -0.0, 8.99, 9.0, 9.01, 40.0], np.float32)])
+    out = np.empty_like(x)
+    apply(x, out)
+    exact = np.tanh(x.astype(np.float64))
+    ulp = np.abs(out - exact) / np.spacing(np.abs(exact).astype(np.float32))
+    assert ulp.max() <= 8
+    special = np.array([np.nan, np.inf, -np.inf], np.float32)
+    apply(special, out[:3])
+    np.testing.assert_array_equal(out[:3], [np.nan, 1.0, -1.0])
+
+
+@pytest.mark.parametrize("bias,lengths", [(True, None), (False, None), (True, [7, 5, 5, 2])])
+def test_lstm_float32_steps_match_float64(path, bias, lengths):
+    """The float32 LSTM (its gate math compiled or in NumPy) against the same model in float64, which always runs
+    NumPy: outputs, final states and every gradient."""
+    def run(dtype):
+        ember.manual_seed(0)
+        m = ember.nn.LSTM(16, 32, num_layers=2, batch_first=True, bias=bias, bidirectional=True).to(dtype)
+        x = ember.tensor(np.random.default_rng(2).standard_normal((4, 7, 16)), dtype=dtype, requires_grad=True)
+        inp = x if lengths is None else ember.nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True)
+        out, (h, c) = m(inp)
+        if lengths is not None:
+            out = ember.nn.utils.rnn.pad_packed_sequence(out, batch_first=True)[0]
+        (out.square().sum() + h.sum() + 2 * c.sum()).backward()
+        return [out, h, c, x.grad] + [p.grad for p in m.parameters()]
+
+    for got, want in zip(run(ember.float32), run(ember.float64)):
+        assert got.dtype == ember.float32
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=2e-4, atol=2e-5)

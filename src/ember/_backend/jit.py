@@ -30,7 +30,18 @@ def enabled():
     return ENABLED[0]
 
 
-def kernel(fn):
-    """Decorator: fn compiled by numba on its first call (numba's own lazy dispatcher), cached on disk."""
+def kernel(fn=None, *, fastmath=False):
+    """Decorator: fn compiled by numba on its first call (numba's own lazy dispatcher), cached on disk.
+    fastmath: numba's flag set (e.g. {"contract"} for fused multiply-adds)."""
+    if fn is None:
+        return lambda f: kernel(f, fastmath=fastmath)
     import numba
-    return numba.njit(cache=True, nogil=True, error_model="numpy")(fn)
+    return numba.njit(cache=True, nogil=True, error_model="numpy", fastmath=fastmath)(fn)
+
+
+def kernel_inline(fn=None, *, fastmath=False):
+    """kernel() for a small helper that is inlined into the kernels calling it (so their loops vectorize)."""
+    if fn is None:
+        return lambda f: kernel_inline(f, fastmath=fastmath)
+    import numba
+    return numba.njit(cache=True, nogil=True, error_model="numpy", fastmath=fastmath, inline="always")(fn)

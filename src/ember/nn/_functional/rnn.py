@@ -31,7 +31,7 @@ import threading
 
 import numpy as np
 
-from ..._backend import XP
+from ..._backend import XP, jit
 from ..._ops._dispatch import SAVE_BOTH, Op, dispatch, wrap
 from ...autograd.grad_mode import GRAD
 from . import _lstm_cuda
@@ -241,6 +241,11 @@ def _wgrad(dZ, pieces, fix, H):
 
 # ----- LSTM -----
 
+def _compiled(a, HR):
+    """Whether an LSTM's steps run the compiled gate kernels (_jit_rnn.py): float32 CPU arrays, no projection."""
+    return HR is None and a.__class__ is np.ndarray and a.dtype == np.float32 and jit.enabled()
+
+
 def _lstm_forward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, plan):
     H = w_hh.shape[0] // 4
     wi, wh = _lstm_in(w_ih, H), _lstm_in(w_hh, H)
@@ -264,6 +269,10 @@ def _lstm_forward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, plan):
     H2, H3 = 2 * H, 3 * H
     wrT = w_hr.T if HR is not None else None
     fused = HR is None and x.__class__ is not np.ndarray and _lstm_cuda.available(x)
+    step = None
+    if _compiled(x, HR):
+        from ._jit_rnn import lstm_forward_step as step
+        bz = b if b is not None else np.zeros(4 * H, dt)
     with np.errstate(over="ignore"):
         for a, e in plan.steps:
             n = e - a
@@ -271,6 +280,12 @@ def _lstm_forward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, plan):
             g = G[a:e]
             t = tmp[:n]
             matmul(hp, whT, out=t)
+            if step is not None:
+                step(g, t, bz, cp, C[a:e], TC[a:e], Y[a:e])
+                hps.append(hp)
+                cps.append(cp)
+                prev = (a, n)
+                continue
             if fused and _lstm_cuda.forward_step(g, t, b, cp, C[a:e], TC[a:e], Y[a:e], H):
                 hps.append(hp)
                 cps.append(cp)
@@ -345,9 +360,17 @@ def _lstm_backward(saved, plan, gy, ghn, gcn, need):
     tmp = _xp().empty((B, H), dt)
     tmp2 = _xp().empty((B, H), dt)
     fused = HR is None and G.__class__ is not np.ndarray and _lstm_cuda.available(G)
+    step = None
+    if _compiled(G, HR):
+        from ._jit_rnn import lstm_backward_step as step
+        gy0 = np.zeros((B, H), dt)
     for a, e in reversed(plan.steps):
         n = e - a
         dht = dh[:n]
+        if step is not None:
+            step(dht, gy0[:n] if gy is None else gy[a:e], K[a:e], F[a:e], f[a:e], dc[:n], dZ[a:e])
+            np.matmul(dZ[a:e], wh, out=dht)
+            continue
         if fused and _lstm_cuda.backward_step(dht, None if gy is None else gy[a:e], K[a:e], F[a:e], G[a:e], dc[:n],
                                               dZ[a:e], H):
             np.matmul(dZ[a:e], wh, out=dht)
