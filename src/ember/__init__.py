@@ -339,7 +339,7 @@ def typename(obj):
 
 
 def compile(model=None, **kwargs):
-    """Same as `torch.compile`; see `ember.compiler.compile` (ember runs the model eagerly)."""
+    """Same as `torch.compile`; see `ember.compiler.compile` (the ops of the first call are captured and replayed)."""
     from .compiler import compile as _compile
     return _compile(model, **kwargs)
 
@@ -349,7 +349,7 @@ def __getattr__(name):
     import importlib
     if name in ("linalg", "testing", "cuda", "backends", "fft", "special", "utils", "nn", "optim", "amp",
                 "multiprocessing", "distributed", "distributions", "serialization", "profiler", "cpu", "func",
-                "compiler", "jit", "signal", "masked", "sparse", "onnx", "nested", "library"):
+                "compiler", "_dynamo", "jit", "signal", "masked", "sparse", "onnx", "nested", "library"):
         try:
             return importlib.import_module("." + name, __name__)
         except ModuleNotFoundError as e:

@@ -47,10 +47,10 @@ def is_exporting():
 
 
 def disable(fn=None, recursive=True, *, reason=None):
-    """Same as `torch.compiler.disable`: returns fn (a compiled region that calls it captures its ops too)."""
-    if fn is None:
-        return lambda f: f
-    return fn
+    """Same as `torch.compiler.disable`: fn always runs eagerly; called inside a compiled region it breaks the region
+    there (a module splits at its submodules: NOTE [ Graph breaks at submodules ])."""
+    from .._dynamo import disable as dynamo_disable
+    return dynamo_disable(fn, recursive, reason=reason)
 
 
 def allow_in_graph(fn):
@@ -64,7 +64,9 @@ def assume_constant_result(fn):
 
 
 def reset():
-    """Same as `torch.compiler.reset`: there are no compiled caches to clear."""
+    """Same as `torch.compiler.reset`: every compiled function forgets its programs (the next call captures again)."""
+    from .._dynamo import reset as dynamo_reset
+    dynamo_reset()
 
 
 def cudagraph_mark_step_begin():
@@ -72,5 +74,6 @@ def cudagraph_mark_step_begin():
 
 
 def list_backends(exclude_tags=("debug", "experimental")):
-    """Same as `torch.compiler.list_backends`: the backends `compile` accepts (all run eagerly)."""
+    """Same as `torch.compiler.list_backends`: the backends `compile` accepts ("eager" returns the function itself;
+    the others all capture and replay the same way)."""
     return ["eager", "inductor"]

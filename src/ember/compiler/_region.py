@@ -16,27 +16,66 @@ inputs changed by noise, against eager runs (outputs, gradients, and the module'
 random state). Code the tracer cannot see (in-place writes, values computed outside ops, random numbers drawn outside
 ops, data-dependent control flow) makes them differ: the function then runs eagerly for those guards, with a
 warning (an error with fullgraph=True). Double backward through a compiled region is refused.
+
+NOTE [ Graph breaks at submodules ]
+torch splits a function at a graph break by rewriting its bytecode; ember captures whole calls, so it breaks a
+MODULE's forward at its submodules instead: when a module's capture fails (a host read, an op without a
+capturable backward, an unfaithful replay), the module's own forward runs eagerly for those guards and each
+submodule it calls runs as a compiled region of its own (containers such as ModuleList are looked through), and so
+on down, so only the code around the break runs eagerly. While such a call runs, each submodule's `forward` is an
+instance attribute pointing at its CompiledFunction (the hooks of Module.__call__ still run around it). A plain
+function has no submodules: a break makes it run eagerly for those guards. `ember._dynamo.explain` reports the
+regions and the breaks, each with the user's line where it is known.
 """
+import traceback
 import warnings
+import weakref
 
 import numpy as np
 
 from .. import _tensor
 from .._autocast import AUTOCAST
 from .._backend import XP
+from .._dynamo import config
 from .._ops import _dispatch
 from .._ops.random import get_rng_state, set_rng_state
 from .._tensor import Tensor
 from .._tracing import OpTracer, arrays_in
 from ..autograd.grad_mode import GRAD
 
-RECOMPILE_LIMIT = 8  # torch._dynamo.config.recompile_limit
-CAPTURING = [False]  # compiler.is_compiling()
-EAGER = object()     # a cache entry: these guards run eagerly
+CAPTURING = [False]    # compiler.is_compiling()
+EAGER = object()       # a cache entry: these guards run eagerly
+SPLIT = object()       # a cache entry: these guards run the module eagerly, its submodules compiled
+LIVE = weakref.WeakSet()  # every CompiledFunction, for reset()
 
 
 class CompileError(RuntimeError):
-    """A region that cannot be compiled (raised with fullgraph=True; otherwise it runs eagerly)."""
+    """A region that cannot be compiled (raised with fullgraph=True; otherwise it runs eagerly). user_stack: the
+    user's frames where the capture stopped (traceback.FrameSummary list), when known."""
+
+    def __init__(self, msg, user_stack=None):
+        super().__init__(msg)
+        self.user_stack = user_stack or []
+
+
+class RecompileError(RuntimeError):
+    """A second program for a compiled function while ember._dynamo.config.error_on_recompile is set."""
+
+
+def user_stack():
+    """The frames of the current stack outside ember itself, outermost first."""
+    return [f for f in traceback.extract_stack()[:-1] if not f.filename.startswith(_PACKAGE)]
+
+
+def graph_break(reason):
+    """Stop a capture here (no-op outside one): the region breaks at the caller's line."""
+    if CAPTURING[0]:
+        stack = user_stack()
+        where = f" (at {stack[-1].filename}, line {stack[-1].lineno}: {stack[-1].line})" if stack else ""
+        raise CompileError(reason + where, stack)
+
+
+_PACKAGE = __file__[:-len("compiler/_region.py")]
 
 
 class _Capture(OpTracer):
@@ -208,14 +247,18 @@ def _guard_part(v):
 class CompiledFunction:
     """What ember.compile returns for a function (NOTE [ Compiled regions ]); a module's forward uses one too."""
 
-    def __init__(self, fn, module=None, fullgraph=False, name=None):
+    def __init__(self, fn, module=None, fullgraph=False, name=None, quiet=False):
         self.fn = fn
         self.module = module
         self.fullgraph = fullgraph
+        self.quiet = quiet  # a split module's submodule: its breaks are for explain(), its parent warned
         self.cache = {}
         self.name = name or getattr(fn, "__qualname__", type(fn).__name__)
         self.compile_seconds = []  # first-call (trace + verify) times, for reporting
         self.reasons = []          # why guard sets run eagerly
+        self.breaks = []           # (reason, user stack) of each failed capture, for explain()
+        self._subs = None          # [(submodule, its CompiledFunction)] once this module has been split
+        LIVE.add(self)
 
     def _state(self):
         m = self.module
@@ -232,12 +275,18 @@ class CompiledFunction:
         entry = self.cache.get(key)
         if entry is EAGER:
             return self.fn(*args, **kwargs)
+        if entry is SPLIT:
+            return self._split_call(args, kwargs)
         if entry is None:
-            if len(self.cache) >= RECOMPILE_LIMIT:
+            if self.cache and config.error_on_recompile:
+                raise RecompileError(f"Recompiling function {self.name}: its arguments or state no longer match the "
+                                     "guards of its programs (ember._dynamo.config.error_on_recompile is set)")
+            limit = config.recompile_limit
+            if len(self.cache) >= limit:
                 if not getattr(self, "_warned_limit", False):
                     self._warned_limit = True
-                    warnings.warn(f"ember.compile: {self.name} hit the recompile limit ({RECOMPILE_LIMIT}); later "
-                                  "guard sets run eagerly", UserWarning, stacklevel=2)
+                    warnings.warn(f"ember.compile: {self.name} hit the recompile limit ({limit}); later guard sets "
+                                  "run eagerly", UserWarning, stacklevel=2)
                 return self.fn(*args, **kwargs)
             return self._compile(key, args, kwargs, params, buffers)
         tensors = _flat_tensors(args, kwargs)
@@ -253,7 +302,7 @@ class CompiledFunction:
         try:
             result, prog, grads_eager, gouts = self._capture(args, kwargs, tensors, params, buffers)
         except CompileError as e:
-            return self._give_up(key, str(e), args, kwargs, before, buffers, rng)
+            return self._give_up(key, e, args, kwargs, before, buffers, rng)
         after = _snapshot(buffers)
         rng_after = get_rng_state()
         try:
@@ -262,29 +311,105 @@ class CompiledFunction:
         except CompileError as e:
             _restore(buffers, after)
             set_rng_state(rng_after)
-            self.cache[key] = EAGER
             self.reasons.append(str(e))
-            if not isinstance(e, _NotFaster):
-                self._complain(str(e))
-            return result
+            if isinstance(e, _NotFaster):
+                self.cache[key] = EAGER
+            elif self._broken(key, e):  # this first call runs split too, from the state it started in
+                _restore(buffers, before)
+                set_rng_state(rng)
+                return self._split_call(args, kwargs)
+            return result  # the capture ran the function eagerly
         _restore(buffers, after)
         set_rng_state(rng_after)
         self.cache[key] = prog
         self.compile_seconds.append(time.perf_counter() - t0)
         return result
 
-    def _give_up(self, key, why, args, kwargs, before, buffers, rng):
+    def _give_up(self, key, err, args, kwargs, before, buffers, rng):
         _restore(buffers, before)
         set_rng_state(rng)
-        self.cache[key] = EAGER
-        self.reasons.append(why)
-        self._complain(why)
+        self.reasons.append(str(err))
+        if self._broken(key, err):
+            return self._split_call(args, kwargs)
         return self.fn(*args, **kwargs)
 
-    def _complain(self, why):
+    def _broken(self, key, err):
+        """Record a failed capture; these guards then run split at the submodules (True) or eagerly."""
+        stack = err.user_stack or _definition(self.fn)
+        self.breaks.append((str(err), stack))
+        split = not self.fullgraph and bool(self._submodules())
+        self.cache[key] = SPLIT if split else EAGER
         if self.fullgraph:
-            raise CompileError(f"ember.compile(fullgraph=True): {self.name} cannot be compiled: {why}")
-        warnings.warn(f"ember.compile: {self.name} runs eagerly: {why}", UserWarning, stacklevel=4)
+            raise CompileError(f"ember.compile(fullgraph=True): {self.name} cannot be compiled: {err}", stack)
+        if not self.quiet:
+            how = "is split at its submodules" if split else "runs eagerly"
+            warnings.warn(f"ember.compile: {self.name} {how}: {err}" +
+                          (" (ember._dynamo.explain lists the breaks below it)" if split else ""),
+                          UserWarning, stacklevel=5)
+        return split
+
+    # ----- graph breaks: NOTE [ Graph breaks at submodules ] -----
+    def _submodules(self):
+        """[(submodule, its CompiledFunction)]: the modules this module's forward may call, containers looked
+        through."""
+        if self._subs is None:
+            from ..nn.modules.module import Module
+            found = []
+
+            def walk(m):
+                for c in m.children():
+                    if getattr(type(c), "forward", None) is Module.forward:  # ModuleList, ModuleDict: never called
+                        walk(c)
+                    else:
+                        found.append(c)
+            if self.module is not None:
+                walk(self.module)
+            subs = []
+            for c in found:
+                fwd = c.__dict__.get("forward", c.forward)
+                fwd = fwd.fn if isinstance(fwd, CompiledFunction) else fwd
+                if not getattr(fwd, "_ember_disabled", False):  # disable()d: eager all the way down
+                    subs.append((c, CompiledFunction(fwd, c, name=f"{self.name}.{type(c).__name__}", quiet=True)))
+            self._subs = subs
+        return self._subs
+
+    def _split_call(self, args, kwargs):
+        swapped = []
+        try:
+            for c, compiled in self._submodules():
+                swapped.append((c, c.__dict__.get("forward", _NONE)))
+                c.__dict__["forward"] = compiled
+            return self.fn(*args, **kwargs)
+        finally:
+            for c, before in reversed(swapped):
+                if before is _NONE:
+                    c.__dict__.pop("forward", None)
+                else:
+                    c.__dict__["forward"] = before
+
+    def regions(self):
+        """[(name, guards described, program)] of every compiled region this function and its split submodules
+        hold."""
+        out = [(self.name, _describe(key), p) for key, p in self.cache.items() if isinstance(p, _Program)]
+        for _, sub in self._subs or ():
+            out += sub.regions()
+        return out
+
+    def all_breaks(self):
+        """[(reason, user stack)] of this function's failed captures and its submodules', each place once (a module
+        that split because a submodule broke reports the submodule's break)."""
+        below = []
+        for _, sub in self._subs or ():
+            below += sub.all_breaks()
+        seen = {reason for reason, _ in below}
+        return [b for b in self.breaks if b[0] not in seen] + below
+
+    def reset(self):
+        self.cache.clear()
+        self.compile_seconds.clear()
+        self.reasons.clear()
+        self.breaks.clear()
+        self._subs = None
 
     def _capture(self, args, kwargs, tensors, params, buffers):
         slots, keep = {}, []
@@ -389,6 +514,37 @@ class CompiledFunction:
             autograd.grad(diff, leaves, gouts, allow_unused=True)
 
 
+_NONE = object()
+
+
+def _describe(key):
+    """A cache key (see CompiledFunction.__call__) in words."""
+    grad, autocast, training, _, _, args, kwargs = key
+
+    def part(g):
+        if g.__class__ is tuple and g and g[0] == "T":
+            _, shape, dtype, cls, rg = g
+            device = "cpu" if cls is np.ndarray else "cuda"
+            return f"Tensor(shape={list(shape)}, dtype={dtype}, device={device}, requires_grad={rg})"
+        if g.__class__ is tuple and len(g) == 2 and g[0] in (tuple, list):
+            return "(" + ", ".join(part(x) for x in g[1]) + ")"
+        if g.__class__ is tuple and len(g) == 2 and g[0] is dict:
+            return "{" + ", ".join(f"{k}={part(x)}" for k, x in g[1]) + "}"
+        if g.__class__ is tuple and len(g) == 2 and g[0] == "id":
+            return "the same object"
+        return repr(g)
+    return (f"grad_mode={grad}, autocast={autocast}, training={list(training)}, args={part(args)}, "
+            f"kwargs={part(kwargs)}, parameters and buffers: the same objects")
+
+
+def _definition(fn):
+    """[the FrameSummary of fn's def line], or [] when fn has no Python code."""
+    code = getattr(fn, "__code__", None) or getattr(getattr(fn, "forward", None), "__code__", None)
+    if code is None:
+        return []
+    return [traceback.FrameSummary(code.co_filename, code.co_firstlineno, code.co_name)]
+
+
 class _NotFaster(CompileError):
     """The region is faithful but eager is faster: it runs eagerly, without a warning."""
 
@@ -402,7 +558,7 @@ def _timed(fn):
 
 
 def _refuse_host_read(t, what):
-    raise CompileError(f"it reads a tensor's value on the host (Tensor.{what}), which decides what it does next")
+    graph_break(f"it reads a tensor's value on the host (Tensor.{what}), which decides what it does next")
 
 
 def _replay(prog, tensors, params, buffers, gouts):

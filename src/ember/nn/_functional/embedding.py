@@ -72,7 +72,8 @@ def _embedding_grad_graph(g, flat, num, dim, padding_idx, scale):
         if padding_idx is not None:
             factor[flat == padding_idx] = 0
         g2 = g2 * wrap(factor[:, None])
-    return g2.new_zeros((num, dim)).index_add(0, wrap(flat.astype(np.int64)), g2)
+    # no copy of an int64 index: the capture of ember.compile sees a reshape of its input, not a constant
+    return g2.new_zeros((num, dim)).index_add(0, wrap(flat.astype(np.int64, copy=False)), g2)
 
 
 def _sparse_grad(g, flat, num, dim, padding_idx):
