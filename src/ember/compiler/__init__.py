@@ -10,9 +10,10 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
             disable=False, **kwargs):
     """Same as `torch.compile`: a module comes back as an OptimizedModule (its state_dict keys start with
     "_orig_mod."), a function as a CompiledFunction; each call for the same guards replays the captured ops (NOTE
-    [ Compiled regions ]). Regions the capture cannot reproduce run eagerly with a warning (an error with
-    fullgraph=True). Shapes are always specialized (dynamic is accepted and has no effect); every backend and mode
-    replays the same way; disable=True or backend="eager" returns model itself."""
+    [ Compiled regions ]), runs of elementwise ops fused where numba is installed. Regions the capture cannot
+    reproduce run eagerly with a warning (an error with fullgraph=True); a module splits at its submodules instead
+    (NOTE [ Graph breaks at submodules ]). Shapes are always specialized (dynamic is accepted and has no effect);
+    every backend and mode replays the same way; disable=True or backend="eager" returns model itself."""
     if model is None:
         def decorate(fn):
             return compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options,

@@ -10,7 +10,8 @@ When the call builds a graph (some input or parameter requires grad), its backwa
 autograd.grad with create_graph=True under the tracer: a differentiable backward is made of ops only, so it records
 completely; its steps read the forward's slots and the output gradients'. Later calls whose guards hold replay the
 steps: each op's forward on arrays, without Tensors, dispatch or graph nodes; with a graph, the whole region is ONE
-node whose backward replays the backward program (torch's AOT-autograd idea).
+node whose backward replays the backward program (torch's AOT-autograd idea). Both programs have their runs of
+elementwise steps fused into generated kernels first (NOTE [ Elementwise fusion ] in _fusion.py).
 Whether a program is faithful is checked before it is used: it is replayed on the first call's inputs and on
 inputs changed by noise, against eager runs (outputs, gradients, and the module's buffers afterwards, from the same
 random state). Code the tracer cannot see (in-place writes, values computed outside ops, random numbers drawn outside
@@ -42,6 +43,7 @@ from .._ops.random import get_rng_state, set_rng_state
 from .._tensor import Tensor
 from .._tracing import OpTracer, arrays_in
 from ..autograd.grad_mode import GRAD
+from ._fusion import fuse
 
 CAPTURING = [False]    # compiler.is_compiling()
 EAGER = object()       # a cache entry: these guards run eagerly
@@ -81,10 +83,11 @@ _PACKAGE = __file__[:-len("compiler/_region.py")]
 class _Capture(OpTracer):
     """Records ops as program steps over the slots of `slots` (id(array) -> slot number)."""
 
-    def __init__(self, slots, keep):
+    def __init__(self, slots, keep, meta):
         super().__init__()
         self.slots = slots
         self.keep = keep  # every array met: alive, so that ids stay unique while capturing
+        self.meta = meta  # slot -> (shape, dtype, array class) at the capture, for fusion
         self.steps = []
 
     def slot(self, arr):
@@ -92,6 +95,7 @@ class _Capture(OpTracer):
         if i is None:
             i = self.slots[id(arr)] = len(self.slots)
             self.keep.append(arr)
+            self.meta[i] = (arr.shape, arr.dtype, arr.__class__)
         return i
 
     def _reshaped(self, a):
@@ -412,8 +416,8 @@ class CompiledFunction:
         self._subs = None
 
     def _capture(self, args, kwargs, tensors, params, buffers):
-        slots, keep = {}, []
-        cap = _Capture(slots, keep)
+        slots, keep, meta = {}, [], {}
+        cap = _Capture(slots, keep, meta)
         in_slots = [cap.slot(t._data) for t in tensors]
         state = params + buffers
         state_slots = [cap.slot(p._data) for p in state]
@@ -437,7 +441,7 @@ class CompiledFunction:
             rng = np.random.default_rng(0)
             diff = [o for o in outs if o._requires_grad]
             gouts = [Tensor._make(rng.standard_normal(o._data.shape).astype(o._data.dtype)) for o in diff]
-            bcap = _Capture(slots, keep)
+            bcap = _Capture(slots, keep, meta)
             gout_slots = [bcap.slot(g._data) for g in gouts]
             wanted = [t for t in leaves if t._requires_grad]
             with bcap:
@@ -454,7 +458,9 @@ class CompiledFunction:
                     raise CompileError("a gradient was not computed by the ops ember sees")
                 grad_slots.append(None if g is None else slots[id(g._data)])
             prog.grad_slots = grad_slots
+            prog.bwd = fuse(prog.bwd, meta, {i for i in grad_slots if i is not None})
             prog.make_op(len(tensors), state)
+        prog.fwd = fuse(prog.fwd, meta, set(prog.out_slots) | {i for step in prog.bwd or () for _, _, i in step[2]})
         prog.n = len(slots)
         return result, prog, grads_eager, gouts
 
