@@ -378,3 +378,38 @@ def test_cuda_generator_error_is_clear():
         pass
     with pytest.raises(RuntimeError, match="CUDA is not available"):
         ember.rand(2, device="cuda")
+
+
+def test_dropout_keep_masks_are_bernoulli_to_48_bits():
+    """NOTE [ Dropout masks from 16 bits ]: 16 raw bits per element decide, the elements that draw the boundary
+    value decide with 32 more bits against the rest of 1 - p."""
+    from types import SimpleNamespace
+
+    from ember._ops.random import _CPUEngine
+
+    p = 0.3
+    k, rest = divmod((1 - p) * 65536, 1.0)
+    cut = int(rest * 2**32)
+
+    class Bits:
+        def __init__(self):
+            lanes = np.array([k - 1, k, k, k + 1], np.uint16)
+            self.draws = [lanes.view(np.uint64), np.array([cut - 1, cut], np.uint64) << np.uint64(32)]
+
+        def random_raw(self, n):
+            out = self.draws.pop(0)
+            assert out.size == n
+            return out
+
+    eng = _CPUEngine.__new__(_CPUEngine)
+    eng.g = SimpleNamespace(bit_generator=Bits())
+    assert eng.keep((2, 2), p).tolist() == [[True, True], [False, False]]
+
+    ember.manual_seed(0)
+    from ember._ops.random import _engine
+    mask = _engine(None, ember.device("cpu")).keep((1000, 1000), p)
+    assert mask.dtype == np.bool_ and mask.shape == (1000, 1000)
+    assert abs(mask.mean() - 0.7) < 5 * np.sqrt(0.21 / mask.size)
+    y = ember.nn.functional.dropout(ember.ones(1000, 1000), p)
+    assert abs((y.numpy() != 0).mean() - 0.7) < 5 * np.sqrt(0.21 / 1e6)
+    np.testing.assert_allclose(np.unique(y.numpy()), [0.0, 1 / 0.7], rtol=1e-6)

@@ -4,6 +4,7 @@ sampling functions and the in-place Tensor samplers.
 Same seed, same numbers; the numbers themselves differ from torch's (torch uses a Mersenne Twister).
 """
 import builtins
+import math
 import os
 import sys
 
@@ -81,6 +82,27 @@ class _CPUEngine:
     def uniform(self, shape, dt):
         return self.g.random(shape, dt if dt in (np.float32, np.float64) else np.float64)
 
+    def keep(self, shape, p):
+        """A boolean mask of `shape`, each element True with probability 1 - p (0 <= p < 1): dropout's.
+
+        NOTE [ Dropout masks from 16 bits ]
+        Dropout draws millions of elements per step; a float32 uniform per element costs about 1.9 ns here, 16
+        raw bits 0.4 ns. An element keeps when its 16 bits u fall below k = floor(q * 2^16) (q = 1 - p); the
+        elements that draw exactly k (1 in 65536) decide with 32 more bits against the rest of q, so the mask is
+        Bernoulli(q) to 2^-48, finer than a float32 uniform's 2^-24."""
+        n = math.prod(shape)
+        q = 1.0 - p
+        k, rest = divmod(q * 65536.0, 1.0)
+        raw = self.g.bit_generator.random_raw((n + 3) // 4)
+        u = raw.view(np.uint16)[:n]
+        k = np.uint16(k)
+        keep = u < k
+        tie = np.flatnonzero(u == k)
+        if tie.size:
+            extra = self.g.bit_generator.random_raw(tie.size) >> np.uint64(32)
+            keep[tie] = extra < np.uint64(int(rest * 4294967296.0))
+        return keep.reshape(shape)
+
     def normal(self, shape, dt):
         return self.g.standard_normal(shape, dt if dt in (np.float32, np.float64) else np.float64)
 
@@ -127,6 +149,10 @@ class _CUDAEngine:
 
     def _f(self, dt):
         return dt if dt in (np.float32, np.float64) else np.float64
+
+    def keep(self, shape, p):
+        """A boolean mask of `shape`, each element True with probability 1 - p: a float32 uniform per element."""
+        return self.uniform(shape, np.float32) >= p
 
     def fill(self, kind, d):
         return False

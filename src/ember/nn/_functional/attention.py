@@ -319,8 +319,8 @@ def _dt_name(t):
 
 
 def _keep_fwd(q, shape, p):
-    """The keep mask of attention dropout (True with probability 1 - p), drawn as ember.rand(shape) >= p."""
-    return _random._sample(_random._engine(None, device_of(q)), "uniform", shape, ember.float32) >= p
+    """The keep mask of attention dropout (True with probability 1 - p), as dropout's."""
+    return _random._engine(None, device_of(q)).keep(shape, p)
 
 
 _KEEP = Op("attention_dropout_mask", _keep_fwd)

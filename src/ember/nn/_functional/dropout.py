@@ -1,7 +1,7 @@
 """Dropout: elementwise, channel-wise (feature) and alpha dropout.
 
 Masks come from ember's default generator, so ember.manual_seed makes them reproducible (the numbers differ
-from torch's). The op is y = x * m + c for a constant array m (mask times scale) and constant c (alpha dropout's
+from torch's); on the CPU from 16 random bits per element (NOTE [ Dropout masks from 16 bits ] in _ops/random.py). The op is y = x * m + c for a constant array m (mask times scale) and constant c (alpha dropout's
 shift), whose backward g * m is the same op again: double backward works.
 """
 import warnings
@@ -44,8 +44,7 @@ def _keep_mask(input, shape, p):
     """A float mask of `shape` (broadcastable to input): 1 with probability 1 - p."""
     d = input._data
     dt = d.dtype if d.dtype.kind == "f" else np.dtype(np.float32)
-    u = _engine(None, input.device).uniform(shape, dt)
-    return (u >= p).astype(dt)
+    return _engine(None, input.device).keep(shape, p).astype(dt)
 
 
 # NOTE [ Dropout on the GPU ]
@@ -68,10 +67,9 @@ def _masked_fwd(x, keep, scale):
 
 def _draw_fwd(x, shape, p, device):
     """The scaled keep mask of dropout on x: 1 / (1 - p) with probability 1 - p, else 0, in x's dtype."""
+    eng = _engine(None, device)
     dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)
-    keep = (_engine(None, device).uniform(shape, dt) >= p).astype(dt)
-    keep *= 1.0 / (1.0 - p)
-    return keep.astype(x.dtype, copy=False)
+    return eng.xp.multiply(eng.keep(shape, p), 1.0 / (1.0 - p), dtype=dt).astype(x.dtype, copy=False)
 
 
 _DRAW = Op("dropout_mask", _draw_fwd)
