@@ -56,22 +56,24 @@ def _vnorm_bwd(ctx, g):
         dims = None
     if ord == 0:
         return None
+    # the masks and signs below are ops (comparisons, sign), not arrays computed aside: ember.compile captures them
     g = expand_grad(g, shape, dims, keepdim)
-    sgn = _const(x, _sgn_np(x._data))
+    real = x._data.dtype.kind != "c"
+    sgn = x.sign() if real else _const(x, _sgn_np(x._data))
     if ord == 1:
         return g * sgn
     y = expand_grad(y, shape, dims, keepdim)
+    dt = y.dtype
     if ord == 2:  # x / |x|, and 0 at the zero vector (as torch)
-        return g * x / (y + _const(y, (y._data == 0).astype(y._data.dtype)))
+        return g * x / (y + (y == 0).to(dt))
     if ord == math.inf or ord == -math.inf:  # split evenly between the entries that attain the max / min
-        mask = (np.abs(x._data) == y._data).astype(y._data.dtype)
-        count = mask.sum(axis=dims, keepdims=True) if dims is not None or x._data.ndim else mask.sum()
-        return g * sgn * _const(x, mask / count)
+        mask = (x.abs() == y).to(dt)
+        count = mask.sum(dims, keepdim=True) if dims is not None else mask.sum()
+        return g * sgn * (mask / count)
     # d ||x||_p = sgn(x) |x|^(p-1) / ||x||^(p-1)
-    ax = x * sgn if x._data.dtype.kind != "c" else _const(x, np.abs(x._data))
-    nz = _const(x, (x._data != 0).astype(y._data.dtype))
-    ysafe = y + _const(y, (y._data == 0).astype(y._data.dtype))
-    return g * sgn * nz * _pow(ax + (1 - nz), ord - 1) / _pow(ysafe, ord - 1)
+    ax = x * sgn if real else _const(x, np.abs(x._data))
+    nz = (x != 0).to(dt)
+    return g * sgn * nz * _pow(ax + (1 - nz), ord - 1) / _pow(y + (y == 0).to(dt), ord - 1)
 
 
 VNORM = Op("linalg_vector_norm", _vnorm_fwd, _vnorm_bwd, SAVE_BOTH)

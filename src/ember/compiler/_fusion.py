@@ -14,6 +14,7 @@ user's cache directory, so that numba's own disk cache serves later processes.
 """
 import hashlib
 import importlib.util
+import math
 import os
 import pathlib
 import sys
@@ -124,7 +125,7 @@ def _source(group, inputs, outputs, dtype):
     names = {i: f"a{n}[j]" for n, i in enumerate(inputs)}
     body = []
     for t, (op, template, reads, writes, _) in enumerate(group):
-        args = [f"{cast}({a!r})" if a is not None else None for a in template]
+        args = [f"{cast}({_literal(a)})" if a is not None else None for a in template]
         for pos, _, i in reads:
             args[pos] = names[i]
         expr = _expr(op, len(template)).format(*args, one=f"{cast}(1.0)")
@@ -138,6 +139,16 @@ def _source(group, inputs, outputs, dtype):
     source = (f"import numpy as np\nimport numba\n\n\n@numba.njit(cache=True, nogil=True, error_model='numpy')\n"
               f"def {name}({', '.join(params)}):\n    for j in range(o0.shape[0]):\n{text}\n")
     return source, name
+
+
+def _literal(a):
+    """Python source for the number a."""
+    a = float(a)
+    if math.isnan(a):
+        return "np.nan"
+    if math.isinf(a):
+        return "np.inf" if a > 0 else "-np.inf"
+    return repr(a)
 
 
 _KERNELS = {}

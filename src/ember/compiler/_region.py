@@ -41,7 +41,7 @@ from .._dynamo import config
 from .._ops import _dispatch
 from .._ops.random import get_rng_state, set_rng_state
 from .._tensor import Tensor
-from .._tracing import OpTracer, arrays_in
+from .._tracing import _SCALARS, OpTracer, arrays_in
 from ..autograd.grad_mode import GRAD
 from ._fusion import fuse
 
@@ -151,6 +151,8 @@ def _run(steps, values):
                 t[k] = values[i]
                 args[pos] = tuple(t)
         out = op.fwd(*args)
+        if out.__class__ in _SCALARS:  # NumPy's answer on 0-d arrays: the capture saw a 0-d array (_tracing.py)
+            out = np.asarray(out)
         if single:
             values[writes[0]] = out
         else:
@@ -483,19 +485,25 @@ class CompiledFunction:
         set_rng_state(rng)
         rand(3)  # another random state than the first call's: random numbers drawn outside ops show
         rng2 = get_rng_state()
-        res2 = self.fn(*args2, **kwargs2)
-        outs2, _ = _outputs(res2)
-        want_buf = _snapshot(buffers)
-        want_grads = None
-        if grads_eager is not None:
-            diff = [o for o in outs2 if o._requires_grad]
-            wanted = [t for t in t2 + params if t._requires_grad]
-            # the formulas the program was captured with (create_graph's), so that rounding compares too
-            g2 = autograd.grad(diff, wanted, gouts, create_graph=True, allow_unused=True) if diff else []
-            want_grads = [g._data for g in g2 if g is not None]
+        try:
+            res2 = self.fn(*args2, **kwargs2)
+            outs2, _ = _outputs(res2)
+            want_buf = _snapshot(buffers)
+            want_grads = None
+            if grads_eager is not None:
+                diff = [o for o in outs2 if o._requires_grad]
+                wanted = [t for t in t2 + params if t._requires_grad]
+                # the formulas the program was captured with (create_graph's), so that rounding compares too
+                g2 = autograd.grad(diff, wanted, gouts, create_graph=True, allow_unused=True) if diff else []
+                want_grads = [g._data for g in g2 if g is not None]
+        except Exception as e:  # noqa: BLE001 - e.g. a matrix the noise made singular: nothing to compare with
+            raise _Unchecked(f"it raised on the inputs changed for the check ({type(e).__name__}: {e})") from e
         _restore(buffers, before)
         set_rng_state(rng2)
-        got2, grads2 = _replay(prog, t2, params, buffers, gouts)
+        try:
+            got2, grads2 = _replay(prog, t2, params, buffers, gouts)
+        except Exception as e:  # noqa: BLE001 - eager did not raise: the program is not the function
+            raise CompileError(f"its replay raised where eager did not ({type(e).__name__}: {e})") from e
         _same(got2, [o._data for o in outs2], "outputs for other input values")
         _same(_snapshot(buffers), want_buf, "buffers for other input values")
         if want_grads is not None:
@@ -555,6 +563,11 @@ class _NotFaster(CompileError):
     """The region is faithful but eager is faster: it runs eagerly, without a warning."""
 
 
+class _Unchecked(_NotFaster):
+    """The function raised on the changed inputs of the check, so the program cannot be trusted: it runs eagerly,
+    without a warning (eager is what the user wrote)."""
+
+
 def _timed(fn):
     import time
     fn()
@@ -600,7 +613,8 @@ def _packed(outs, form):
     if form is None:
         return outs.pop(0)
     kind, forms = form
-    return kind(_packed(outs, f) for f in forms)
+    items = [_packed(outs, f) for f in forms]
+    return kind(*items) if hasattr(kind, "_fields") else kind(items)  # a named tuple (torch.return_types)
 
 
 def _same(got, want, what):
@@ -630,7 +644,8 @@ def _perturbed(t):
     d = _host(t._data)
     if d.dtype.kind in "fc":
         noise = np.random.default_rng(1).standard_normal(d.shape).astype(d.dtype)
-        new = np.asarray(d + noise * (np.abs(d).mean() if d.size else 1) * 0.5, d.dtype)
+        scale = np.abs(d).mean() if d.size else 0
+        new = np.asarray(d + noise * (scale if scale > 0 else 1) * 0.5, d.dtype)  # zeros change too
     elif d.dtype.kind in "iu" and d.size:
         new = np.random.default_rng(1).permutation(d.reshape(-1)).reshape(d.shape)  # the same values, moved
     else:
