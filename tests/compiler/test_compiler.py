@@ -189,3 +189,37 @@ def test_normalizations_compile_with_their_gradients(make):
             np.testing.assert_allclose(g, p.grad.numpy(), rtol=1e-4, atol=1e-5)
         m.zero_grad()
     assert _programs(c) == ["_Program"]
+
+
+def test_backward_constants_computed_from_the_output_gradient_are_caught():
+    class SignGrad(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 0 + ember.from_numpy(np.sign(g.detach().numpy()) * 2)  # computed aside: a constant
+
+    f = ember.compile(lambda x: SignGrad.apply(x) * 3)
+    x = ember.randn(5, requires_grad=True)
+    with pytest.warns(UserWarning, match="gradients for other input values differ"):
+        f(x)
+    for g in (ember.ones(5), -ember.ones(5)):
+        (gx,) = ember.autograd.grad(f(x), [x], g)
+        np.testing.assert_array_equal(gx.numpy(), np.sign(g.numpy()) * 2)
+
+
+def test_a_compiled_convolution_takes_each_output_gradient():
+    ember.manual_seed(0)
+    conv = nn.Conv2d(4, 4, 3, padding=1, bias=False)  # stride 1: both gradients from one gradient grid
+    compiled = ember.compile(conv)
+    x = ember.randn(2, 4, 6, 6, requires_grad=True)
+    compiled(x).sum().backward()
+    assert _programs(compiled) == ["_Program"]
+    for _ in range(2):
+        g = ember.randn(2, 4, 6, 6)
+        got = ember.autograd.grad(compiled(x), [x, conv.weight], g)
+        want = ember.autograd.grad(conv(x), [x, conv.weight], g)
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-5)

@@ -440,9 +440,8 @@ class CompiledFunction:
         grads_eager = gouts = None
         if GRAD[0] and any(t._requires_grad for t in leaves) and any(o._requires_grad for o in outs):
             from .. import autograd
-            rng = np.random.default_rng(0)
             diff = [o for o in outs if o._requires_grad]
-            gouts = [Tensor._make(rng.standard_normal(o._data.shape).astype(o._data.dtype)) for o in diff]
+            gouts = [_noise_like(o._data, 0) for o in diff]
             bcap = _Capture(slots, keep, meta)
             gout_slots = [bcap.slot(g._data) for g in gouts]
             wanted = [t for t in leaves if t._requires_grad]
@@ -485,6 +484,8 @@ class CompiledFunction:
         set_rng_state(rng)
         rand(3)  # another random state than the first call's: random numbers drawn outside ops show
         rng2 = get_rng_state()
+        if gouts is not None:  # other output gradients too: a backward may compute constants from them
+            gouts = [_noise_like(g._data, 1) for g in gouts]
         try:
             res2 = self.fn(*args2, **kwargs2)
             outs2, _ = _outputs(res2)
@@ -638,6 +639,12 @@ def _snapshot(tensors):
 def _restore(tensors, arrays):
     for t, a in zip(tensors, arrays):
         t._data[...] = a
+
+
+def _noise_like(a, seed):
+    """A Tensor of standard normal noise with a's shape, dtype and device."""
+    noise = np.random.default_rng(seed).standard_normal(a.shape).astype(a.dtype)
+    return Tensor._make(noise if isinstance(a, np.ndarray) else XP[a.__class__].asarray(noise))
 
 
 def _perturbed(t):

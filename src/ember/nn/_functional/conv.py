@@ -48,7 +48,7 @@ import ember
 
 from ..._autocast import AUTOCAST, cast_args
 from ..._backend import XP, jit
-from ..._ops._dispatch import SAVE_INPUTS, Op, dispatch, dispatch2
+from ..._ops._dispatch import SAVE_INPUTS, Op, dispatch, dispatch1, dispatch2
 from ...autograd.grad_mode import GRAD
 from . import _conv_cudnn
 
@@ -454,7 +454,8 @@ def _conv_bwd(ctx, g):
     gp = None
     if need[0] and need[1] and x.shape[0] and not _conv_cudnn.usable(g._data) and \
             _use_grid(xsp, k, *attrs[:4], w.shape[0]):
-        gp = _grad_grid(g._data, xsp, k, *attrs[1:4])  # built once for both gradients
+        # built once for both gradients, by an op: ember.compile's capture sees it computed from g
+        gp = dispatch1(_GRAD_GRID, g, xsp, k, *attrs[1:4])._data
     gx = dispatch2(_CONVT, g, w, *attrs, xsp, gp) if need[0] else None
     gw = dispatch2(_WGRAD, x, g, *attrs, k, ctx.extra, gp) if need[1] else None
     if len(ctx.inputs) == 2:
@@ -484,6 +485,7 @@ def _wgrad_bwd(ctx, gw):
     return gx, gg
 
 
+_GRAD_GRID = Op("convolution_grad_grid", _grad_grid)
 _CONV = Op("convolution", _conv_fwd, _conv_bwd, SAVE_INPUTS, extra=True, node_name="ConvolutionBackward0")
 _CONV_B = Op("convolution", _conv_b_fwd, _conv_bwd, SAVE_INPUTS, extra=True, node_name="ConvolutionBackward0")
 _CONVT = Op("convolution_transpose", _convt_fwd, _convt_bwd, SAVE_INPUTS, node_name="ConvolutionBackward0")
