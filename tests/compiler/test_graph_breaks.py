@@ -199,3 +199,11 @@ def test_marks_and_pass_through_decorators():
         assert doubled(ember.ones(2)).tolist() == [2.0, 2.0]
     with pytest.raises(AttributeError):
         _ = ember._dynamo.no_such_name
+
+
+def test_explain_counts_a_faithful_region_that_eager_outran(monkeypatch):
+    times = iter([1.0, 2.0])  # eager's timing run, then the replay's: slower
+    monkeypatch.setattr(ember.compiler._region, "_timed", lambda fn: next(times))
+    out = ember._dynamo.explain(lambda x: x * 2 + 1)(ember.ones(3))
+    assert (out.graph_count, out.graph_break_count) == (1, 0)
+    assert out.out_guards[0].endswith("(runs eagerly: eager was faster)")

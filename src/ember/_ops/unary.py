@@ -185,6 +185,20 @@ def _keep(t, mask):
     return dispatch1(_KEEP, t, mask)
 
 
+def _mask_fwd(*args):
+    *arrays, f = args
+    return f(*arrays)
+
+
+_MASK_OF = Op("backward_mask", _mask_fwd)
+
+
+def _mask_of(f, *tensors):
+    """The array f(*arrays of tensors), computed by an op: a backward's mask that ember.compile's capture sees being
+    computed from the tensors (not a constant of the program)."""
+    return dispatch(_MASK_OF, tensors, f)._data
+
+
 # ---------------- the factory ----------------
 def define(name, fwd, bwd, save=SAVE_INPUTS, floating=True, method=True, inplace=True, aliases=(), node_name=None,
            prep=None, fast=None, ufunc=None, strict_out=False, inplace_kinds=None, has_out=True):
@@ -689,6 +703,10 @@ FRAC, frac = define("frac", _kernel(lambda x: x - np.trunc(x), composite=True), 
 
 
 # ---------------- relu ----------------
+def _positive_or_nan(y):
+    return ~(y <= 0)
+
+
 def _relu(x):
     if _UCLIP is not None and x.dtype.kind == "f" and x.__class__ is np.ndarray:
         return _UCLIP(x, 0.0, np.inf)
@@ -696,7 +714,8 @@ def _relu(x):
 
 
 RELU, relu = define("relu", _kernel(_relu, composite=True),
-                    lambda ctx, g: _keep(g, ~(ctx.output._data <= 0)), SAVE_OUTPUT, floating=False, fast="iufV",
+                    lambda ctx, g: _keep(g, _mask_of(_positive_or_nan, ctx.output)), SAVE_OUTPUT, floating=False,
+                    fast="iufV",
                     prep=_prep(bool_msg=_Runtime("Boolean inputs not supported for relu"),
                                complex_msg="clamp is not supported for complex types"), has_out=False)
 
@@ -713,7 +732,7 @@ def _nan_to_num(x, nan, posinf, neginf):
     return np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
 
 
-NAN_TO_NUM = Op("nan_to_num", _kernel(_nan_to_num), lambda ctx, g: _keep(g, np.isfinite(ctx.inputs[0]._data)),
+NAN_TO_NUM = Op("nan_to_num", _kernel(_nan_to_num), lambda ctx, g: _keep(g, _mask_of(np.isfinite, ctx.inputs[0])),
                 SAVE_INPUTS)
 
 
@@ -737,11 +756,10 @@ def _clamp_scalar(x, lo, hi):
 
 
 def _clamp_scalar_bwd(ctx, g):
-    x = ctx.inputs[0]._data
     lo, hi = ctx.attrs
     if lo is None:
-        return _keep(g, x <= hi)
-    return _keep(g, x >= lo if hi is None else (x >= lo) & (x <= hi))
+        return _keep(g, _mask_of(lambda x: x <= hi, ctx.inputs[0]))
+    return _keep(g, _mask_of(lambda x: x >= lo if hi is None else (x >= lo) & (x <= hi), ctx.inputs[0]))
 
 
 CLAMP_S = Op("clamp", _kernel(_clamp_scalar, composite=True), _clamp_scalar_bwd, SAVE_INPUTS,
@@ -760,18 +778,18 @@ def _clamp_tensor(x, *bounds_and_flags):
 def _clamp_tensor_bwd(ctx, g):
     ins = ctx.inputs
     has_lo, has_hi = ctx.attrs
-    x = ins[0]._data
-    lo = ins[1]._data if has_lo else None
-    hi = ins[-1]._data if has_hi else None
     need = ctx.needs_input_grad
-    if lo is not None and hi is not None:  # clamp is min(max(x, lo), hi): hi wins where lo > hi
-        gx = _keep(g, (x >= lo) & (x <= hi)) if need[0] else None
-        glo = _keep(g, (x < lo) & (lo < hi)) if need[1] else None
-        ghi = _keep(g, (x > hi) | (hi < lo)) if need[2] else None
+
+    def keep(cond):
+        return _keep(g, _mask_of(cond, *ins))
+    if has_lo and has_hi:  # clamp is min(max(x, lo), hi): hi wins where lo > hi
+        gx = keep(lambda x, lo, hi: (x >= lo) & (x <= hi)) if need[0] else None
+        glo = keep(lambda x, lo, hi: (x < lo) & (lo < hi)) if need[1] else None
+        ghi = keep(lambda x, lo, hi: (x > hi) | (hi < lo)) if need[2] else None
         return gx, glo, ghi
-    if lo is not None:
-        return (_keep(g, x >= lo) if need[0] else None), (_keep(g, x < lo) if need[1] else None)
-    return (_keep(g, x <= hi) if need[0] else None), (_keep(g, x > hi) if need[1] else None)
+    if has_lo:
+        return (keep(lambda x, lo: x >= lo) if need[0] else None), (keep(lambda x, lo: x < lo) if need[1] else None)
+    return (keep(lambda x, hi: x <= hi) if need[0] else None), (keep(lambda x, hi: x > hi) if need[1] else None)
 
 
 CLAMP_T = Op("clamp", _kernel(_clamp_tensor, composite=True), _clamp_tensor_bwd, SAVE_INPUTS,

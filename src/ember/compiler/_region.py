@@ -263,6 +263,7 @@ class CompiledFunction:
         self.compile_seconds = []  # first-call (trace + verify) times, for reporting
         self.reasons = []          # why guard sets run eagerly
         self.breaks = []           # (reason, user stack) of each failed capture, for explain()
+        self.slower = []           # (guards, program) of faithful programs eager outran: they run eagerly
         self._subs = None          # [(submodule, its CompiledFunction)] once this module has been split
         LIVE.add(self)
 
@@ -320,6 +321,8 @@ class CompiledFunction:
             self.reasons.append(str(e))
             if isinstance(e, _NotFaster):
                 self.cache[key] = EAGER
+                if not isinstance(e, _Unchecked):
+                    self.slower.append((key, prog))  # faithful: a region for explain(), though eager runs
             elif self._broken(key, e):  # this first call runs split too, from the state it started in
                 _restore(buffers, before)
                 set_rng_state(rng)
@@ -397,6 +400,7 @@ class CompiledFunction:
         """[(name, guards described, program)] of every compiled region this function and its split submodules
         hold."""
         out = [(self.name, _describe(key), p) for key, p in self.cache.items() if isinstance(p, _Program)]
+        out += [(self.name, _describe(key) + " (runs eagerly: eager was faster)", p) for key, p in self.slower]
         for _, sub in self._subs or ():
             out += sub.regions()
         return out
@@ -415,6 +419,7 @@ class CompiledFunction:
         self.compile_seconds.clear()
         self.reasons.clear()
         self.breaks.clear()
+        self.slower.clear()
         self._subs = None
 
     def _capture(self, args, kwargs, tensors, params, buffers):
