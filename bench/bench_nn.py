@@ -4,7 +4,8 @@ import numpy as np
 from bench.runner import bench
 
 _RNG = np.random.default_rng(7)
-_ARR = {s: _RNG.standard_normal(s).astype(np.float32) for s in [(16, 128, 256), (128, 1024), (128, 1000)]}
+_ARR = {s: _RNG.standard_normal(s).astype(np.float32)
+        for s in [(16, 128, 256), (128, 1024), (128, 1000), (32, 16, 32, 32), (32, 64, 8, 8)]}
 _GRAD = {s: _RNG.standard_normal(s).astype(np.float32) for s in _ARR}
 
 
@@ -32,6 +33,24 @@ def _layer_norm(shape):
     return make
 
 
+def _batch_norm(shape):
+    """Training-mode batch norm (batch statistics, running statistics updated), forward and backward."""
+    def make(lib):
+        c = shape[1]
+        x = lib.tensor(_ARR[shape], requires_grad=True)
+        w = lib.tensor(np.full(c, 1.1, np.float32), requires_grad=True)
+        b = lib.tensor(np.zeros(c, np.float32), requires_grad=True)
+        rm, rv = lib.zeros(c), lib.ones(c)
+        gy = lib.tensor(_GRAD[shape])
+        F, clear = lib.nn.functional, _leaves(x, w, b)
+
+        def step():
+            F.batch_norm(x, rm, rv, w, b, training=True).backward(gy)
+            clear()
+        return step
+    return make
+
+
 def _activation(name, shape, **kwargs):
     def make(lib):
         x = lib.tensor(_ARR[shape], requires_grad=True)
@@ -52,6 +71,8 @@ def _register(name, make):
 
 _register("layer_norm_16x128x256_fwd_bwd", _layer_norm((16, 128, 256)))
 _register("layer_norm_128x1024_fwd_bwd", _layer_norm((128, 1024)))
+_register("batch_norm_32x16x32x32_fwd_bwd", _batch_norm((32, 16, 32, 32)))
+_register("batch_norm_32x64x8x8_fwd_bwd", _batch_norm((32, 64, 8, 8)))
 _register("gelu_128x1024_fwd_bwd", _activation("gelu", (128, 1024)))
 _register("gelu_tanh_128x1024_fwd_bwd", _activation("gelu", (128, 1024), approximate="tanh"))
 _register("elu_128x1024_fwd_bwd", _activation("elu", (128, 1024)))

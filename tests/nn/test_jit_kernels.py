@@ -1,5 +1,6 @@
 """The compiled CPU kernels (numba) and the NumPy paths beside them: both against loop references, and the switch
 that turns the kernels off (NOTE [ Compiled CPU kernels ])."""
+import copy
 import os
 import subprocess
 import sys
@@ -164,3 +165,35 @@ def test_lstm_float32_steps_match_float64(path, bias, lengths):
     for got, want in zip(run(ember.float32), run(ember.float64)):
         assert got.dtype == ember.float32
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=2e-4, atol=2e-5)
+
+
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norm_training_statistics_and_backward(path, affine):
+    """Batch norm with batch statistics (its compiled kernels or NumPy) against a NumPy reference, and its
+    backward by finite differences in float64."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 3, 5, 6)) * 2 + 1
+    bn = ember.nn.BatchNorm2d(3, affine=affine).double()
+    if affine:
+        with ember.no_grad():
+            bn.weight.copy_(ember.tensor(rng.standard_normal(3)))
+            bn.bias.copy_(ember.tensor(rng.standard_normal(3)))
+    y = bn(ember.tensor(x))
+    mean, var = x.mean((0, 2, 3), keepdims=True), x.var((0, 2, 3), keepdims=True)
+    want = (x - mean) / np.sqrt(var + 1e-5)
+    if affine:
+        want = want * bn.weight.detach().numpy().reshape(1, 3, 1, 1) + bn.bias.detach().numpy().reshape(1, 3, 1, 1)
+    np.testing.assert_allclose(y.detach().numpy(), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(bn.running_var.numpy(), 0.9 + 0.1 * x.var((0, 2, 3), ddof=1), rtol=1e-12)
+    params = [p for p in bn.parameters()]
+    assert ember.autograd.gradcheck(lambda t, *p: bn(t) * ember.arange(3.0, dtype=ember.float64).reshape(1, 3, 1, 1),
+                                    [ember.tensor(x[:, :, :2, :3], requires_grad=True), *params])
+    g = rng.standard_normal(x.shape)
+    grads = []
+    for dtype in (np.float32, np.float64):  # float32's gradients against float64's
+        m = copy.deepcopy(bn).to(ember.float32 if dtype == np.float32 else ember.float64)
+        xt = ember.tensor(x.astype(dtype), requires_grad=True)
+        grads.append(ember.autograd.grad(m(xt), [xt, *m.parameters()], ember.tensor(g.astype(dtype))))
+    for a, b in zip(*grads):
+        assert a.dtype == ember.float32
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-5)

@@ -24,7 +24,7 @@ import numpy as np
 import ember
 
 from ..._autocast import AUTOCAST, cast_args
-from ..._backend import _BF16, XP, matmul, row_kernels
+from ..._backend import _BF16, XP, jit, matmul, row_kernels
 from ..._ops._dispatch import Op, dispatch, wrap
 from ...autograd.grad_mode import GRAD
 from ...autograd.graph import bump_version
@@ -131,6 +131,9 @@ def _norm_bwd(ctx, g):
     if wview is not None and ga.dtype == xa.dtype and _kernel_backward(xa, mu, invstd, ctx.inputs[1] if has_w else None,
                                                                        sshape, wview, axes, waxes, fixed):
         return _channel_bwd(ctx, xa, ga, mu, invstd, has_w, has_b, need)
+    if wview is not None and not fixed and sshape is None and mu is not None and axes == waxes \
+            and ga.dtype == xa.dtype and _channel_view(wview, xa.shape) and _channels_jit(xa):
+        return _channel_bwd_jit(ctx, xa, ga, mu, invstd, has_w, has_b, need)
     xs_shape = xa.shape if sshape is None else sshape
     xhat = _xhat(xa, mu, invstd, sshape) if xhat is None else xhat
     xh = xhat.reshape(xa.shape)
@@ -245,6 +248,42 @@ def _channel_bwd(ctx, xa, ga, mu, invstd, has_w, has_b, need):
     if need[0]:
         w = xp.ascontiguousarray(ctx.inputs[1]._data).reshape(c) if has_w else None
         grads[0] = wrap(row_kernels.channel_input_grad(g, x, mean, rstd, gw, gb, w))
+    if has_w:
+        grads.append(wrap(_shaped(gw, ctx.shapes[1])) if need[1] else None)
+    if has_b:
+        grads.append(wrap(_shaped(gb, ctx.shapes[-1])) if need[-1] else None)
+    return tuple(grads)
+
+
+def _channels_jit(xa):
+    """Whether batch norm's statistics and backward run the compiled CPU kernels (_jit_norm.py)."""
+    return xa.__class__ is np.ndarray and xa.dtype in _BLAS_DTYPES and xa.ndim >= 3 and xa.flags.c_contiguous \
+        and jit.enabled()
+
+
+def _stats_channels(x, axes, eps):
+    """_stats of batch norm (axes: all but dim 1) by the compiled kernel: mean, var, 1/std in keepdims shape, xhat."""
+    from ._jit_norm import channel_stats
+    n, c = x.shape[:2]
+    dt = x.dtype
+    mean, var, rstd = np.empty(c, dt), np.empty(c, dt), np.empty(c, dt)
+    xhat = np.empty(x.shape, dt)
+    channel_stats(x.reshape(n, c, -1), eps, mean, var, rstd, xhat.reshape(n, c, -1))
+    view = (1, c) + (1,) * (x.ndim - 2)
+    return mean.reshape(view), var.reshape(view), rstd.reshape(view), xhat
+
+
+def _channel_bwd_jit(ctx, xa, ga, mu, invstd, has_w, has_b, need):
+    """Batch norm's backward with batch statistics on the CPU, by the compiled kernel (xhat recomputed from x)."""
+    from ._jit_norm import channel_backward
+    n, c = xa.shape[:2]
+    dt = xa.dtype
+    w = np.ascontiguousarray(ctx.inputs[1]._data.reshape(c), dt) if has_w else np.ones(c, dt)
+    gx, gw, gb = np.empty(xa.shape, dt), np.empty(c, dt), np.empty(c, dt)
+    channel_backward(np.ascontiguousarray(ga).reshape(n, c, -1), xa.reshape(n, c, -1),
+                     np.ascontiguousarray(mu, dt).reshape(c), np.ascontiguousarray(invstd, dt).reshape(c), w,
+                     gx.reshape(n, c, -1), gw, gb)
+    grads = [wrap(gx) if need[0] else None]
     if has_w:
         grads.append(wrap(_shaped(gw, ctx.shapes[1])) if need[1] else None)
     if has_b:
@@ -456,7 +495,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         return _apply("NativeBatchNormBackward0", x, weight, bias, xhat, mu.reshape(view), invstd.reshape(view), axes,
                       None, view, axes, False, eps)
     if training or running_mean is None:
-        mu, var, invstd, xhat = _traced_stats(4, _stats, x, axes, eps)
+        mu, var, invstd, xhat = _traced_stats(4, _stats_channels if _channels_jit(xa) else _stats, x, axes, eps)
         if training and running_mean is not None:
             n = xa.size // c
             _update_running(running_mean, mu, momentum)
