@@ -11,13 +11,6 @@ from ember import nn
 from ember.compiler import CompileError, CompiledFunction, _region
 
 
-@pytest.fixture(autouse=True)
-def _replays_always_kept(monkeypatch):
-    """Whether a tiny region's replay beats eager is timing noise: the timing check is taken out here (its own test
-    below puts it back), so that the programs kept are deterministic."""
-    monkeypatch.setattr(_region, "_timed", lambda fn: 0.0)
-
-
 def _programs(c):
     fn = c._compiled if isinstance(c, nn.Module) else c
     return [type(v).__name__ for v in fn.cache.values()]

@@ -10,11 +10,6 @@ from ember.compiler import _fusion, _region
 pytestmark = pytest.mark.skipif(not jit.ENABLED[0], reason="numba is not installed or EMBER_JIT=0")
 
 
-@pytest.fixture(autouse=True)
-def _kept(monkeypatch):
-    monkeypatch.setattr(_region, "_timed", lambda fn: 0.0)  # keep every program: its replay is what is tested
-
-
 def _ops(f, part="fwd"):
     (prog,) = [p for p in f.cache.values() if isinstance(p, _region._Program)]
     return [step[0].name for step in getattr(prog, part)]

@@ -13,13 +13,6 @@ from ember import nn
 from ember.compiler import CompileError
 
 
-@pytest.fixture(autouse=True)
-def _replays_always_kept(monkeypatch):
-    """Regions here are tiny: whether a replay beats eager is a matter of timing noise, so the timing check (which
-    keeps slower regions eager) is taken out, to count regions deterministically."""
-    monkeypatch.setattr(ember.compiler._region, "_timed", lambda fn: 0.0)
-
-
 class Gate(nn.Module):
     """Reads a value on the host: the capture of any module calling it breaks."""
 
