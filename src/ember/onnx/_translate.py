@@ -26,20 +26,19 @@ def translate(g, op, args, out):
     fn(g, op, args, out)
 
 
-def _names(*names):
-    def register(fn):
-        for n in names:
-            _BY_NAME[n] = fn
-        return fn
-    return register
+def _registrar(table):
+    """A decorator factory: @registrar(key, ...) files the function under each key of table."""
+    def keys(*ks):
+        def register(fn):
+            for k in ks:
+                table[k] = fn
+            return fn
+        return register
+    return keys
 
 
-def _ops(*ops):
-    def register(fn):
-        for op in ops:
-            _BY_OP[op] = fn
-        return fn
-    return register
+_names = _registrar(_BY_NAME)  # translations by op name
+_ops = _registrar(_BY_OP)      # translations by Op record
 
 
 def _first(out):

@@ -280,13 +280,9 @@ def _lstm_forward(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, plan):
             g = G[a:e]
             t = tmp[:n]
             matmul(hp, whT, out=t)
-            if step is not None:
+            if step is not None:  # the compiled CPU kernel (never together with the GPU's: fused is False)
                 step(g, t, bz, cp, C[a:e], TC[a:e], Y[a:e])
-                hps.append(hp)
-                cps.append(cp)
-                prev = (a, n)
-                continue
-            if fused and _lstm_cuda.forward_step(g, t, b, cp, C[a:e], TC[a:e], Y[a:e], H):
+            if step is not None or fused and _lstm_cuda.forward_step(g, t, b, cp, C[a:e], TC[a:e], Y[a:e], H):
                 hps.append(hp)
                 cps.append(cp)
                 prev = (a, n)
@@ -367,11 +363,9 @@ def _lstm_backward(saved, plan, gy, ghn, gcn, need):
     for a, e in reversed(plan.steps):
         n = e - a
         dht = dh[:n]
-        if step is not None:
+        if step is not None:  # the compiled CPU kernel (never together with the GPU's: fused is False)
             step(dht, gy0[:n] if gy is None else gy[a:e], K[a:e], F[a:e], f[a:e], dc[:n], dZ[a:e])
-            np.matmul(dZ[a:e], wh, out=dht)
-            continue
-        if fused and _lstm_cuda.backward_step(dht, None if gy is None else gy[a:e], K[a:e], F[a:e], G[a:e], dc[:n],
+        if step is not None or fused and _lstm_cuda.backward_step(dht, None if gy is None else gy[a:e], K[a:e], F[a:e], G[a:e], dc[:n],
                                               dZ[a:e], H):
             np.matmul(dZ[a:e], wh, out=dht)
             continue
